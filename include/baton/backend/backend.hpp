@@ -1,0 +1,27 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The Backend concept: where memory lives and where kernels run, chosen as a type.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+
+namespace baton {
+
+/// A backend names itself, says whether its memory is device memory, and provides an owned
+/// `buffer<T>` with data()/size(). Templates take the backend as a type (`KvBuffer<L, host>`),
+/// never a virtual interface, so the host and CUDA paths compile to straight-line code.
+template <class B>
+concept Backend = requires {
+  { B::name } -> std::convertible_to<std::string_view>;
+  { B::is_device } -> std::convertible_to<bool>;
+  typename B::template buffer<float>;
+} && requires(typename B::template buffer<float>& b) {
+  { b.data() } -> std::same_as<float*>;
+  { b.size() } -> std::same_as<std::size_t>;
+};
+
+}  // namespace baton

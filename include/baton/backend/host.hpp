@@ -1,0 +1,89 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The host backend: heap memory, OpenMP loops and CBLAS products on the CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "baton/backend/backend.hpp"
+
+namespace baton {
+
+/// Owned, 64-byte aligned host memory for `n` elements of T (trivially copyable T only).
+/// Movable, not copyable: a buffer is one allocation with one owner.
+template <class T>
+class HostBuffer {
+  static_assert(std::is_trivially_copyable_v<T>, "HostBuffer holds plain data only");
+
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t n) : size_(n) {
+    if (n != 0) {
+      data_ = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kAlign}));
+      std::memset(static_cast<void*>(data_), 0, n * sizeof(T));
+    }
+  }
+  HostBuffer(HostBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  HostBuffer& operator=(HostBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() { release(); }
+
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  std::span<T> span() noexcept { return {data_, size_}; }
+  std::span<const T> span() const noexcept { return {data_, size_}; }
+  T& operator[](std::size_t i) noexcept { return data_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+
+ private:
+  static constexpr std::size_t kAlign = 64;
+  void release() noexcept {
+    if (data_) ::operator delete(static_cast<void*>(data_), std::align_val_t{kAlign});
+    data_ = nullptr;
+    size_ = 0;
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Backend tag: computation on the CPU. A real backend (OpenMP + OpenBLAS), not a test double.
+struct host {
+  static constexpr std::string_view name = "host";
+  static constexpr bool is_device = false;
+  template <class T>
+  using buffer = HostBuffer<T>;
+
+  /// Copies host data into a backend buffer.
+  template <class T>
+  static buffer<T> upload(std::span<const T> src) {
+    buffer<T> b(src.size());
+    if (!src.empty()) std::memcpy(b.data(), src.data(), src.size_bytes());
+    return b;
+  }
+  /// Copies a backend range back to host memory.
+  template <class T>
+  static void download(std::span<const T> src, std::span<T> dst) {
+    if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size_bytes());
+  }
+};
+
+static_assert(Backend<host>);
+
+}  // namespace baton

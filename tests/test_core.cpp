@@ -1,0 +1,56 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+// Core: storage-type conversions against hand-computed bit patterns, and the error hierarchy.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "baton/core/dtype.hpp"
+#include "baton/core/error.hpp"
+
+using namespace baton;
+
+TEST_CASE("bf16 widening is exact and narrowing rounds to nearest even") {
+  CHECK(widen(bf16{0x3f80}) == 1.0f);
+  CHECK(widen(bf16{0xc040}) == -3.0f);
+  CHECK(to_bf16(1.0f).bits == 0x3f80);
+  // 1 + 2^-8 is exactly halfway between bf16 1.0 and 1.0078125: ties go to the even one (1.0).
+  CHECK(to_bf16(1.0f + 1.0f / 256).bits == 0x3f80);
+  // 1 + 3*2^-8 is halfway between 0x3f81 and 0x3f82: even is 0x3f82.
+  CHECK(to_bf16(1.0f + 3.0f / 256).bits == 0x3f82);
+  CHECK(std::isnan(widen(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST_CASE("f16 conversions match hand-computed bit patterns") {
+  CHECK(widen(f16{0x3c00}) == 1.0f);
+  CHECK(widen(f16{0xc000}) == -2.0f);
+  CHECK(widen(f16{0x7bff}) == 65504.0f);
+  CHECK(widen(f16{0x0001}) == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(widen(f16{0x03ff}) == std::ldexp(1023.0f, -24));
+  CHECK(std::isinf(widen(f16{0x7c00})));
+  CHECK(to_f16(1.0f).bits == 0x3c00);
+  CHECK(to_f16(65504.0f).bits == 0x7bff);
+  CHECK(to_f16(70000.0f).bits == 0x7c00);
+  CHECK(to_f16(std::ldexp(1.0f, -24)).bits == 0x0001);
+  CHECK(to_f16(std::ldexp(1.0f, -25)).bits == 0x0000);  // tie to even (zero)
+  CHECK(to_f16(std::ldexp(3.0f, -25)).bits == 0x0002);  // 1.5 units: tie to even (2)
+  CHECK(to_f16(1.0f + std::ldexp(1.0f, -11)).bits == 0x3c00);  // tie to even
+  // Every f16 value survives widen -> narrow unchanged.
+  for (unsigned b = 0; b < 0x7c00; ++b) {
+    REQUIRE(to_f16(widen(f16{static_cast<std::uint16_t>(b)})).bits == b);
+  }
+}
+
+TEST_CASE("errors derive from baton::error and carry the source location") {
+  try {
+    BATON_FAIL(shape_error, "tensor ", "x", " has ", 3, " dims");
+    FAIL("no throw");
+  } catch (const error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("tensor x has 3 dims") == 0);
+    CHECK(what.find("test_core.cpp") != std::string::npos);
+  }
+  CHECK_THROWS_AS(BATON_CHECK(1 + 1 == 3, usage_error, "math"), usage_error);
+  CHECK_NOTHROW(BATON_CHECK(true, usage_error, "never"));
+}
