@@ -9,7 +9,14 @@
 #include <string_view>
 #include <type_traits>
 
+#include "baton/backend/device_ptr.hpp"
+
 namespace baton {
+
+/// The pointer type a backend's `buffer<T>::data()` returns: `T*` for host memory and
+/// `DevicePtr<T>` for device memory, so device memory is never dereferenced on the host.
+template <class T, bool IsDevice>
+using backend_pointer_t = std::conditional_t<IsDevice, DevicePtr<T>, T*>;
 
 /// A backend names itself, says whether its memory is device memory, and provides an owned
 /// `buffer<T>` with data()/size(). Templates take the backend as a type (`KvBuffer<L, host>`),
@@ -20,7 +27,7 @@ concept Backend = requires {
   { B::is_device } -> std::convertible_to<bool>;
   typename B::template buffer<float>;
 } && requires(typename B::template buffer<float>& b) {
-  { b.data() } -> std::same_as<float*>;
+  { b.data() } -> std::same_as<backend_pointer_t<float, B::is_device>>;
   { b.size() } -> std::same_as<std::size_t>;
 };
 
