@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The baton authors
+# SPDX-License-Identifier: MIT
+# The demo: builds baton (host backend) and runs the most complete thing it can do today on
+# the small golden models. The relay demo replaces this once the relay exists.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$baton_root"
+
+"$baton_root/scripts/setup.sh"
+
+generator="$baton_shared/golden/make_fixtures.py"
+if [ ! -f "$generator" ]; then
+  echo "demo.sh: $generator not found; set BATON_SHARED_DIR to the shared/ folder" >&2
+  exit 1
+fi
+
+preset=${BATON_PRESET:-dev}
+build_dir=${BATON_BUILD_DIR:-build/$preset}
+baton_say "configure and build ($preset preset, $build_dir)"
+mapfile -t args < <(baton_configure_args "$preset" "$build_dir")
+cmake "${args[@]}"
+cmake --build "$build_dir" --parallel "$baton_jobs"
+
+baton_say "generate the golden test models into build/golden (and check their SHA-256)"
+python3 "$generator" --out build/golden --verify
+
+tool="$build_dir/tools/baton"
+if [ -x "$tool" ]; then
+  baton_say "greedy generation with the float32 model qwen-c"
+  (set -x; "$tool" generate --model build/golden/qwen-c --ids 5,6,7 --max-new 8)
+else
+  baton_say "the baton command-line tool is not built yet ($tool); the models are ready:"
+  ls build/golden
+fi

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The baton authors
+# SPDX-License-Identifier: MIT
+# The test command: installs missing dependencies, configures (the `cuda` preset when nvcc
+# exists, else `dev`), builds everything, and runs every test. Exits non-zero on any failure.
+# Extra arguments go to the CMake configure step (e.g. -DBATON_ENABLE_CUDA=ON).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$baton_root"
+start=$SECONDS
+
+"$baton_root/scripts/setup.sh"
+
+if [ -n "${BATON_PRESET:-}" ]; then
+  preset=$BATON_PRESET
+elif command -v nvcc >/dev/null 2>&1; then
+  preset=cuda  # compiles the CUDA backend and its tests; they run only where a GPU is visible
+else
+  preset=dev
+fi
+build_dir=${BATON_BUILD_DIR:-build/$preset}
+
+baton_say "configure ($preset preset, $build_dir)"
+mapfile -t args < <(baton_configure_args "$preset" "$build_dir")
+cmake "${args[@]}" "$@"
+
+baton_say "build ($baton_jobs jobs)"
+cmake --build "$build_dir" --parallel "$baton_jobs"
+
+baton_say "test"
+ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs"
+
+baton_say "scripts/test.sh: all tests passed ($preset preset, $((SECONDS - start)) s)"
