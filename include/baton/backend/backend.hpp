@@ -31,4 +31,11 @@ concept Backend = requires {
   { b.size() } -> std::same_as<std::size_t>;
 };
 
+/// The raw address behind a backend pointer, for handing to kernels. Host buffers return
+/// plain pointers; device pointer wrappers provide their own overload (found by ADL).
+template <class T>
+constexpr T* raw_pointer(T* p) noexcept {
+  return p;
+}
+
 }  // namespace baton

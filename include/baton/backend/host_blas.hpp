@@ -1,0 +1,69 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Host products Y = X · W^T with W in its storage type: OpenBLAS for many rows,
+///        a widening matrix-vector kernel for one row (decode).
+#pragma once
+
+#include <algorithm>
+#include <cblas.h>
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include "baton/core/dtype.hpp"
+#include "baton/kernels/dot.hpp"
+
+namespace baton::host_ops {
+
+/// Y[n, out] (= or +=) X[n, in] · W[out, in]^T, with row strides ldx / ldy.
+/// `scratch` holds widened weight rows when W is 16-bit and n is large enough that a
+/// matrix-matrix product pays for the widening; one-row products read W directly.
+template <StorageType S>
+void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, float* y, int ldy,
+               bool accumulate, std::vector<float>& scratch) {
+  constexpr int kMatvecRows = 2;  // up to this many tokens, stream the weights once per token
+  if (n <= kMatvecRows) {
+    for (int t = 0; t < n; ++t) {
+      const float* xt = x + static_cast<std::size_t>(t) * ldx;
+      float* yt = y + static_cast<std::size_t>(t) * ldy;
+#pragma omp parallel for schedule(static)
+      for (int o = 0; o < out; ++o) {
+        const float v = kernels::dot_row(w + static_cast<std::size_t>(o) * in, xt, in);
+        yt[o] = accumulate ? yt[o] + v : v;
+      }
+    }
+    return;
+  }
+  const float beta = accumulate ? 1.0f : 0.0f;
+  if constexpr (std::is_same_v<S, f32>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, ldx, w, in, beta, y,
+                ldy);
+  } else {
+    // Widen a band of weight rows at a time (about 4 MiB) and multiply it with OpenBLAS.
+    const int band = std::max(1, std::min(out, static_cast<int>((1u << 20) / std::max(in, 1))));
+    scratch.resize(static_cast<std::size_t>(band) * in);
+    for (int o0 = 0; o0 < out; o0 += band) {
+      const int rows = std::min(band, out - o0);
+      const S* src = w + static_cast<std::size_t>(o0) * in;
+      const std::size_t count = static_cast<std::size_t>(rows) * in;
+      float* dst = scratch.data();
+#pragma omp parallel for schedule(static)
+      for (std::size_t i = 0; i < count; ++i) dst[i] = widen(src[i]);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, in, 1.0f, x, ldx, dst, in,
+                  beta, y + o0, ldy);
+    }
+  }
+}
+
+/// Y[n, out] += scale · (X · A^T) · B^T: a LoRA update through the rank-r intermediate `t`.
+inline void lora_update(const float* x, int n, int in, int ldx, const float* a, const float* b,
+                        int rank, int out, float scale, float* y, int ldy, std::vector<float>& t) {
+  t.resize(static_cast<std::size_t>(n) * rank);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rank, in, 1.0f, x, ldx, a, in, 0.0f,
+              t.data(), rank);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, rank, scale, t.data(), rank, b,
+              rank, 1.0f, y, ldy);
+}
+
+}  // namespace baton::host_ops

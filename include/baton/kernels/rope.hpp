@@ -1,0 +1,61 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Rotary position embedding in the rotate-half (NEOX) form, with llama3/linear scaling.
+#pragma once
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "baton/core/macros.hpp"
+#include "baton/model/config.hpp"
+
+namespace baton::kernels {
+
+/// Inverse frequencies inv_freq[i] = theta^(-2i/d) for i < d/2, rescaled as the config's
+/// rope_scaling says: `linear` divides positions by the factor (folded into inv_freq here),
+/// `llama3` divides low frequencies by the factor, keeps high ones, and interpolates the band
+/// between (wavelength thresholds original_max / low_freq_factor and / high_freq_factor).
+inline std::vector<double> rope_inverse_frequencies(int head_dim, double theta,
+                                                    const RopeScaling& s) {
+  std::vector<double> inv(head_dim / 2);
+  for (int i = 0; i < head_dim / 2; ++i) {
+    inv[i] = std::pow(theta, -2.0 * i / head_dim);
+  }
+  if (s.type == RopeScaling::Type::linear) {
+    for (double& f : inv) f /= s.factor;
+  } else if (s.type == RopeScaling::Type::llama3) {
+    const double old_len = s.original_max_position_embeddings;
+    const double low_wavelen = old_len / s.low_freq_factor;
+    const double high_wavelen = old_len / s.high_freq_factor;
+    for (double& f : inv) {
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      if (wavelen > low_wavelen) {
+        f /= s.factor;  // long wavelengths: interpolate fully
+      } else if (wavelen >= high_wavelen) {
+        const double smooth =
+            (old_len / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        f = (1.0 - smooth) * f / s.factor + smooth * f;
+      }  // short wavelengths stay as they are
+    }
+  }
+  return inv;
+}
+
+/// Rotates one head vector in place: dimension i pairs with i + d/2 (rotate-half form).
+/// The angle pos * inv_freq is formed in double so long positions keep their precision.
+BATON_HD inline void rope_rotate_head(float* x, int head_dim, int pos, const float* inv_freq) {
+  const int half = head_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const double angle = static_cast<double>(pos) * static_cast<double>(inv_freq[i]);
+    const float c = static_cast<float>(cos(angle));
+    const float s = static_cast<float>(sin(angle));
+    const float a = x[i];
+    const float b = x[i + half];
+    x[i] = a * c - b * s;
+    x[i + half] = b * c + a * s;
+  }
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,146 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief LoraSlice: one adapter's A/B matrices for the targeted projections of every layer.
+///
+/// The update of a targeted projection W is  y = W x + s · B (A x)  with A [r, in], B [out, r]
+/// and s = alpha / r (or alpha / sqrt(r) with rsLoRA). A and B are kept in f32: they are small,
+/// and the rank-r intermediate stays exact enough for the f32 golden tolerances.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baton/backend/backend.hpp"
+#include "baton/core/error.hpp"
+#include "baton/io/peft_config.hpp"
+#include "baton/io/safetensors.hpp"
+#include "baton/model/config.hpp"
+
+namespace baton {
+
+/// Input and output width of a targeted projection in a model.
+inline std::pair<int, int> lora_target_dims(const ModelConfig& c, LoraTarget t) {
+  switch (t) {
+    case LoraTarget::q:
+      return {c.hidden_size, c.q_dim()};
+    case LoraTarget::k:
+    case LoraTarget::v:
+      return {c.hidden_size, c.kv_dim()};
+    case LoraTarget::o:
+      return {c.q_dim(), c.hidden_size};
+    case LoraTarget::gate:
+    case LoraTarget::up:
+      return {c.hidden_size, c.intermediate_size};
+    case LoraTarget::down:
+      return {c.intermediate_size, c.hidden_size};
+  }
+  return {0, 0};
+}
+
+/// One adapter on the projections it targets.
+/// @tparam Rank compile-time bound on every module's rank (kernels keep the rank-r
+///         intermediate in registers); an adapter with a larger r is rejected at load.
+/// @tparam B the backend holding A and B
+template <int Rank, Backend B>
+class LoraSlice {
+  static_assert(Rank >= 1 && Rank <= 256, "LoraSlice<Rank>: the rank bound must be in 1..256");
+
+ public:
+  static constexpr int rank_bound = Rank;
+  using backend = B;
+
+  /// A and B of one projection; `rank` <= Rank.
+  struct Module {
+    int rank = 0;
+    int in = 0;
+    int out = 0;
+    float scale = 0.0f;
+    typename B::template buffer<float> a;  ///< [rank, in], row-major
+    typename B::template buffer<float> b;  ///< [out, rank], row-major
+  };
+
+  /// The "no adapter" slice: base-model behaviour.
+  static LoraSlice none(const ModelConfig& cfg) {
+    LoraSlice s;
+    s.modules_.resize(cfg.num_layers);
+    s.name_ = "(none)";
+    return s;
+  }
+
+  /// Loads a PEFT adapter folder (adapter_config.json + adapter_model.safetensors) for `cfg`.
+  static LoraSlice load(const std::filesystem::path& dir, const ModelConfig& cfg) {
+    const io::AdapterConfig ac = io::load_adapter_config(dir);
+    const std::filesystem::path file = dir / "adapter_model.safetensors";
+    const io::TensorSource src = io::TensorSource::open_file(file);
+    LoraSlice s = none(cfg);
+    s.name_ = dir.string();
+    std::size_t used = 0;
+    for (int layer = 0; layer < cfg.num_layers; ++layer) {
+      for (int ti = 0; ti < kLoraTargetCount; ++ti) {
+        const auto t = static_cast<LoraTarget>(ti);
+        if (!ac.targets(layer, t)) continue;
+        const std::string an = io::lora_tensor_name(layer, t, 'A');
+        const std::string bn = io::lora_tensor_name(layer, t, 'B');
+        const int r = ac.rank_for(layer, t);
+        BATON_CHECK(r <= Rank, shape_error, "adapter ", dir.string(), ": ", an, " has rank ", r,
+                    " but this LoraSlice<", Rank, "> holds ranks up to ", Rank,
+                    "; use a larger rank bound");
+        const auto [in, out] = lora_target_dims(cfg, t);
+        const std::size_t a_shape[] = {static_cast<std::size_t>(r), static_cast<std::size_t>(in)};
+        const std::size_t b_shape[] = {static_cast<std::size_t>(out), static_cast<std::size_t>(r)};
+        Module m;
+        m.rank = r;
+        m.in = in;
+        m.out = out;
+        m.scale = static_cast<float>(ac.scale_for(layer, t));
+        m.a = B::upload(std::span<const float>(src.template read<float>(an, a_shape)));
+        m.b = B::upload(std::span<const float>(src.template read<float>(bn, b_shape)));
+        s.modules_[layer][ti] = std::move(m);
+        used += 2;
+      }
+    }
+    // Every tensor in the file must belong to a module we applied: anything else means the
+    // adapter targets something this loader would silently ignore.
+    if (used != src.names().size()) {
+      for (const std::string& n : src.names()) {
+        bool known = false;
+        for (int layer = 0; layer < cfg.num_layers && !known; ++layer)
+          for (int ti = 0; ti < kLoraTargetCount && !known; ++ti)
+            known = s.modules_[layer][ti].has_value() &&
+                    (n == io::lora_tensor_name(layer, static_cast<LoraTarget>(ti), 'A') ||
+                     n == io::lora_tensor_name(layer, static_cast<LoraTarget>(ti), 'B'));
+        BATON_CHECK(known, format_error, "adapter ", file.string(), ": tensor '", n,
+                    "' does not belong to a targeted projection of this ", cfg.num_layers,
+                    "-layer model");
+      }
+    }
+    return s;
+  }
+
+  /// The module on (layer, target), or nullptr if the adapter leaves it alone.
+  const Module* module(int layer, LoraTarget t) const {
+    const auto& m = modules_.at(layer)[static_cast<int>(t)];
+    return m ? &*m : nullptr;
+  }
+  bool empty() const {
+    for (const auto& layer : modules_)
+      for (const auto& m : layer)
+        if (m) return false;
+    return true;
+  }
+  int num_layers() const { return static_cast<int>(modules_.size()); }
+  const std::string& name() const { return name_; }
+
+ private:
+  LoraSlice() = default;
+  std::vector<std::array<std::optional<Module>, kLoraTargetCount>> modules_;
+  std::string name_;
+};
+
+}  // namespace baton

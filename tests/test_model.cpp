@@ -1,0 +1,200 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+// The host model against the naive double-precision reference (tests/reference), on tiny
+// random models the test writes itself.
+//
+// Tolerance: logits within 2e-4 of the reference. baton computes in f32 (bf16 weights widen
+// exactly), so the gap is f32 rounding accumulated over a few layers of sums of ≤ 96 terms
+// with activations of O(1-10): measured around 1e-5. Storage rounding does not enter: the
+// reference computes from the very values stored. Token-for-token equality of greedy decode
+// follows from margins far above that gap (these seeds were not tuned; a flip would show as a
+// logit mismatch first).
+//
+// Mutation checks (run by hand on 2026-11-29, each made tests here fail):
+//   - rope position off by one (pos + 1 in host_forward)        -> "logits match", "greedy"
+//   - GQA map h % nkv instead of h / group                        -> Qwen2-style cases
+//   - LoRA scale ignored (scale = 1)                              -> adapter cases
+//   - KvBuffer::reset_prefix not resetting prefix_len_            -> "prefix + slot" case
+//   - llama3 smoothing band removed                               -> "llama3 frequencies"
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/model/decode.hpp"
+#include "reference/naive_model.hpp"
+#include "support/host_model.hpp"
+#include "support/tiny_model.hpp"
+
+using namespace baton;
+using namespace baton::test;
+
+namespace {
+
+constexpr double kLogitTol = 2e-4;
+
+TinySpec qwen_style(const std::string& dtype) {
+  TinySpec s;  // bias, GQA (4 heads / 2 kv), untied head, explicit head_dim
+  s.dtype = dtype;
+  s.seed = 11;
+  return s;
+}
+
+TinySpec llama_style(const std::string& dtype) {
+  TinySpec s;
+  s.arch = Architecture::llama;  // no bias, MHA, tied head, head_dim implied
+  s.heads = 4;
+  s.kv_heads = 4;
+  s.tie = true;
+  s.head_dim_in_config = false;
+  s.rope_theta = 500000.0;
+  s.dtype = dtype;
+  s.seed = 23;
+  return s;
+}
+
+std::vector<std::int32_t> test_prompt(int vocab, int n, unsigned seed) {
+  std::vector<std::int32_t> p(n);
+  for (int i = 0; i < n; ++i) p[i] = static_cast<std::int32_t>((seed * 7919u + i * 104729u) % vocab);
+  return p;
+}
+
+template <class Cache, class S>
+void check_against_reference(const TinyModel& tm, const TinyAdapter* ta, const std::string& tag) {
+  const auto dir = fresh_dir("model_" + tag);
+  write_tiny_model(tm, dir / "model");
+  const auto model = load_model<host, S>(dir / "model");
+  auto slice = LoraSlice<16, host>::none(model.config());
+  if (ta) {
+    write_tiny_adapter(*ta, dir / "adapter");
+    slice = LoraSlice<16, host>::load(dir / "adapter", model.config());
+  }
+  const NaiveModel ref(tm, ta);
+  const auto prompt = test_prompt(tm.cfg.vocab_size, 13, 5);
+
+  // Every position's logits from one prefill.
+  Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 64, .slots = 1});
+  cache.reset_prefix();
+  cache.freeze_prefix();
+  Workspace<host> ws;
+  const auto got = forward(model, ws, slice, cache, KvTarget::in_slot(0), 0,
+                           std::span<const std::int32_t>(prompt), Logits::all);
+  const auto want = ref.logits(std::vector<int>(prompt.begin(), prompt.end()));
+  double max_diff = 0;
+  for (std::size_t t = 0; t < prompt.size(); ++t)
+    for (int v = 0; v < tm.cfg.vocab_size; ++v)
+      max_diff = std::max(max_diff, std::abs(got[t * tm.cfg.vocab_size + v] - want[t][v]));
+  INFO(tag << ": max |logit - reference| = " << max_diff);
+  CHECK(max_diff < kLogitTol);
+
+  // Cached greedy decode equals the no-cache reference decode, token for token.
+  const auto cached = cached_greedy<Cache>(model, slice, prompt, 12);
+  const auto refd = ref.greedy(std::vector<int>(prompt.begin(), prompt.end()), 12);
+  CHECK(std::vector<int>(cached.begin(), cached.end()) == refd);
+}
+
+}  // namespace
+
+using HeadF32 = KvBuffer<layout::HeadMajor<f32, 8>, host>;
+using TokenF32 = KvBuffer<layout::TokenMajor<f32, 8>, host>;
+
+TEST_CASE("logits match the naive reference and cached greedy equals no-cache greedy") {
+  for (const std::string dtype : {"F32", "BF16"}) {
+    for (const bool llama : {false, true}) {
+      const TinyModel tm = make_tiny_model(llama ? llama_style(dtype) : qwen_style(dtype));
+      const TinyAdapter plain = make_tiny_adapter(tm.cfg, {.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj"}});
+      const TinyAdapter all = make_tiny_adapter(
+          tm.cfg, {.r = 8, .alpha = 4, .rslora = true,
+                   .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
+                   .seed = 9});
+      const std::string base = std::string(llama ? "llama_" : "qwen_") + dtype;
+      SUBCASE((base + " head-major").c_str()) {
+        if (dtype == "F32") {
+          check_against_reference<HeadF32, f32>(tm, nullptr, base + "_hm_none");
+          check_against_reference<HeadF32, f32>(tm, &plain, base + "_hm_qv");
+          check_against_reference<HeadF32, f32>(tm, &all, base + "_hm_all");
+        } else {
+          check_against_reference<HeadF32, bf16>(tm, nullptr, base + "_hm_none");
+          check_against_reference<HeadF32, bf16>(tm, &all, base + "_hm_all");
+        }
+      }
+      SUBCASE((base + " token-major").c_str()) {
+        if (dtype == "F32") {
+          check_against_reference<TokenF32, f32>(tm, &all, base + "_tm_all");
+        } else {
+          check_against_reference<TokenF32, bf16>(tm, nullptr, base + "_tm_none");
+          check_against_reference<TokenF32, bf16>(tm, &plain, base + "_tm_qv");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a prefix in the shared region plus a slot tail equals one long sequence") {
+  const TinyModel tm = make_tiny_model(qwen_style("F32"));
+  const auto dir = fresh_dir("model_prefix");
+  write_tiny_model(tm, dir);
+  const auto model = load_model<host, f32>(dir);
+  const auto slice = LoraSlice<4, host>::none(model.config());
+  const NaiveModel ref(tm);
+  const auto prefix = test_prompt(tm.cfg.vocab_size, 9, 1);
+  const auto request = test_prompt(tm.cfg.vocab_size, 4, 2);
+
+  HeadF32 cache(model.config(), KvShape{.prefix_capacity = 16, .tail_capacity = 32, .slots = 2});
+  Workspace<host> ws;
+  for (int round = 0; round < 2; ++round) {  // a second pre-warm must start from empty
+    cache.reset_prefix();
+    forward(model, ws, slice, cache, KvTarget::prefix(), 0, std::span<const std::int32_t>(prefix),
+            Logits::none);
+    cache.freeze_prefix();
+    CHECK(cache.prefix_length() == 9);
+  }
+  std::vector<int> whole(prefix.begin(), prefix.end());
+  whole.insert(whole.end(), request.begin(), request.end());
+  const auto want = ref.greedy(whole, 10);
+  for (int slot = 0; slot < 2; ++slot) {
+    cache.rewind(slot);
+    const auto got = greedy_decode(model, ws, slice, cache, KvTarget::in_slot(slot), 9,
+                                   std::span<const std::int32_t>(request), GreedyOptions{10, {}});
+    CHECK(std::vector<int>(got.ids.begin(), got.ids.end()) == want);
+  }
+}
+
+TEST_CASE("llama3 rope scaling matches hand-computed frequencies") {
+  ModelConfig c;
+  c.head_dim = 8;
+  c.rope_theta = 10000.0;
+  c.rope_scaling = {RopeScaling::Type::llama3, 8.0, 1.0, 4.0, 64};
+  // inv_freq = 10000^(-2i/8) = 1, 0.1, 0.01, 0.001 → wavelengths 2π·(1, 10, 100, 1000).
+  // Bands (original 64): high-frequency below 64/4 = 16, low-frequency above 64/1 = 64.
+  //   i=0: 6.28 < 16 → unchanged 1
+  //   i=1: 62.8 in [16, 64] → smooth = (64/62.83 - 1)/(4 - 1) = 0.006197;
+  //        0.1·((1 - s)/8 + s) = 0.013042
+  //   i=2: 628 > 64 → 0.01/8 = 0.00125;  i=3: 0.001/8 = 0.000125
+  const auto got = kernels::rope_inverse_frequencies(8, 10000.0, c.rope_scaling);
+  const double pi = std::numbers::pi;
+  const double s = (64.0 / (2 * pi / 0.1) - 1.0) / 3.0;
+  const double want[] = {1.0, 0.1 * ((1 - s) / 8 + s), 0.00125, 0.000125};
+  for (int i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12));
+  CHECK(want[1] == doctest::Approx(0.013042).epsilon(1e-4));
+  // The reference's independent implementation agrees.
+  const auto ref = NaiveModel::inverse_frequencies(c);
+  for (int i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx(ref[i]).epsilon(1e-12));
+  // linear divides every frequency by the factor.
+  const auto lin = kernels::rope_inverse_frequencies(8, 10000.0, {RopeScaling::Type::linear, 4.0});
+  CHECK(lin[1] == doctest::Approx(0.025).epsilon(1e-12));
+}
+
+TEST_CASE("a llama3-scaled model decodes like the reference") {
+  TinySpec s = llama_style("F32");
+  s.rope_scaling = {RopeScaling::Type::llama3, 8.0, 1.0, 4.0, 16};
+  const TinyModel tm = make_tiny_model(s);
+  const auto dir = fresh_dir("model_llama3");
+  write_tiny_model(tm, dir);
+  const auto model = load_model<host, f32>(dir);
+  CHECK(model.config().rope_scaling.type == RopeScaling::Type::llama3);
+  const auto prompt = test_prompt(tm.cfg.vocab_size, 20, 3);
+  const auto got = cached_greedy<HeadF32>(model, LoraSlice<4, host>::none(model.config()), prompt, 8);
+  CHECK(std::vector<int>(got.begin(), got.end()) ==
+        NaiveModel(tm).greedy(std::vector<int>(prompt.begin(), prompt.end()), 8));
+}
