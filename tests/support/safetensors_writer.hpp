@@ -93,4 +93,17 @@ inline void write_json(const std::filesystem::path& path, const nlohmann::json& 
   std::ofstream(path, std::ios::trunc) << j.dump(2);
 }
 
+/// Writes `text` verbatim: JSON a json object cannot express (duplicate keys, bad UTF-8).
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+/// A header text plus data with the length field set to the header's real size: the usual
+/// way to build a file whose header content (not its framing) is what a test corrupts.
+inline void write_header_and_data(const std::filesystem::path& path, const std::string& header,
+                                  const std::vector<std::uint8_t>& data = {}) {
+  write_raw_safetensors(path, header.size(), header, data);
+}
+
 }  // namespace baton::test

@@ -33,11 +33,11 @@ inline std::vector<std::int32_t> token_ids(const FieldReader<>& f, std::string_v
   const auto one = [&](const nlohmann::json& x) {
     if (!x.is_number_integer()) f.fail(key, *v, "is not a token id or a list of token ids");
     // Negative ids and ids past int32 are rejected here; the vocab bound is validate()'s.
-    if (!x.is_number_unsigned() ||
-        x.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+    const auto id = non_negative_integer(x);
+    if (!id || *id > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
       f.fail(key, *v, "holds a token id outside [0, 2^31)");
     }
-    ids.push_back(static_cast<std::int32_t>(x.get<std::uint64_t>()));
+    ids.push_back(static_cast<std::int32_t>(*id));
   };
   if (v->is_array()) {
     for (const auto& x : *v) one(x);
@@ -114,6 +114,8 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
   c.max_position_embeddings = f.required_int("max_position_embeddings");
   BATON_CHECK(c.num_heads > 0, config_error, source, ": field 'num_attention_heads' = ",
               c.num_heads, " must be positive");
+  BATON_CHECK(c.hidden_size > 0, config_error, source, ": field 'hidden_size' = ",
+              c.hidden_size, " must be positive");
   if (f.has("head_dim")) {
     // An explicit head_dim is authoritative: it need not equal hidden_size / heads.
     c.head_dim = f.required_int("head_dim");

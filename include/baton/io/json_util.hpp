@@ -87,6 +87,11 @@ Json parse_json_strict(std::string_view text, std::string_view source) {
   if (const auto bad = find_invalid_utf8(text)) {
     BATON_FAIL(format_error, source, ": not valid UTF-8 (ill-formed byte at offset ", *bad, ")");
   }
+  // nlohmann's lexer treats a NUL byte as end of input, so "{}\0<anything>" would parse as
+  // "{}". A raw NUL is never valid JSON (in strings it must be escaped), so reject it here.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    BATON_FAIL(format_error, source, ": invalid JSON: NUL byte at offset ", nul);
+  }
   // One key set per open object, innermost last. Recording (not throwing) inside the
   // callback keeps exceptions out of the parser's internals.
   std::vector<std::set<std::string, std::less<>>> open_objects;
@@ -118,6 +123,17 @@ Json parse_json_strict(std::string_view text, std::string_view source) {
               "' (in an object at nesting depth ", duplicate_depth,
               "); a JSON reader would silently keep only one of the values");
   return j;
+}
+
+/// A JSON integer >= 0 (signed or unsigned storage alike: parsed text gives unsigned,
+/// values assigned in code give signed), or nullopt for anything else.
+template <class Json>
+std::optional<std::uint64_t> non_negative_integer(const Json& v) {
+  if (v.is_number_unsigned()) return v.template get<std::uint64_t>();
+  if (v.is_number_integer() && v.template get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(v.template get<std::int64_t>());
+  }
+  return std::nullopt;
 }
 
 namespace detail {

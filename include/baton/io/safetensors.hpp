@@ -238,12 +238,11 @@ class SafetensorsFile {
   /// A non-negative JSON integer as size_t, or a format_error naming what it is.
   std::size_t index_value(const nlohmann::json& v, const std::string& tensor, const char* field,
                           std::size_t pos) const {
-    if (v.is_number_unsigned()) {
-      const auto u = v.get<std::uint64_t>();
-      if (u > std::numeric_limits<std::size_t>::max()) {
-        bad("tensor '", tensor, "': ", field, "[", pos, "] = ", u, " does not fit in size_t");
+    if (const auto u = non_negative_integer(v)) {
+      if (*u > std::numeric_limits<std::size_t>::max()) {
+        bad("tensor '", tensor, "': ", field, "[", pos, "] = ", *u, " does not fit in size_t");
       }
-      return static_cast<std::size_t>(u);
+      return static_cast<std::size_t>(*u);
     }
     if (v.is_number_integer()) {
       bad("tensor '", tensor, "': ", field, "[", pos, "] = ", v.dump(), " is negative");
