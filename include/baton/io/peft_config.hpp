@@ -306,10 +306,11 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
       f.fail("layers_to_transform", *lt, "cannot be combined with a string target_modules");
     }
     const auto add = [&](const Json& x) {
-      if (!x.is_number_unsigned() || x.template get<std::uint64_t>() > 1'000'000) {
+      const auto layer = non_negative_integer(x);
+      if (!layer || *layer > 1'000'000) {
         f.fail("layers_to_transform", *lt, "must hold non-negative layer indices");
       }
-      c.layers_to_transform.push_back(static_cast<int>(x.template get<std::uint64_t>()));
+      c.layers_to_transform.push_back(static_cast<int>(*layer));
     };
     if (lt->is_array()) {
       for (const auto& x : *lt) add(x);
@@ -329,12 +330,12 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
   if (const Json* rp = f.get("rank_pattern")) {
     if (!rp->is_object()) f.fail("rank_pattern", *rp, "is not an object");
     for (const auto& [key, v] : rp->items()) {
-      if (!v.is_number_unsigned() || v.template get<std::uint64_t>() < 1 ||
-          v.template get<std::uint64_t>() > 1'000'000) {
+      const auto rank = non_negative_integer(v);
+      if (!rank || *rank < 1 || *rank > 1'000'000) {
         BATON_FAIL(config_error, source, ": field 'rank_pattern' entry '", key, "' = ", show(v),
                    " is not a rank >= 1");
       }
-      c.rank_pattern.emplace(key, static_cast<int>(v.template get<std::uint64_t>()));
+      c.rank_pattern.emplace(key, static_cast<int>(*rank));
       c.rank_pattern_order.push_back(key);
     }
   }
