@@ -45,10 +45,12 @@ inline bool is_unicode_whitespace(char32_t c) {
          c == 0x205F || c == 0x3000;
 }
 
-/// Rust's char::is_alphanumeric, approximated by the general category (L* or N*); Rust's
+/// A word character for single_word matching, as Hugging Face decides it: '_' or Rust's
+/// char::is_alphanumeric, approximated here by the general category (L* or N*); Rust's
 /// Alphabetic property also counts a few marks (Other_Alphabetic), which only matters for
 /// single_word tokens next to such marks.
-inline bool is_unicode_alphanumeric(char32_t c) {
+inline bool is_word_char(char32_t c) {
+  if (c == '_') return true;
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
@@ -150,12 +152,12 @@ class AddedTokenMatcher {
     if (s.empty()) return false;
     std::size_t j = s.size() - 1;
     while (j > 0 && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) --j;
-    return is_unicode_alphanumeric(utf8_decode_at(s, j, s.size() - j));
+    return is_word_char(utf8_decode_at(s, j, s.size() - j));
   }
   static bool starts_with_word(std::string_view s) {
     if (s.empty()) return false;
     const std::size_t len = utf8_sequence_length(s, 0);
-    return len && is_unicode_alphanumeric(utf8_decode_at(s, 0, len));
+    return len && is_word_char(utf8_decode_at(s, 0, len));
   }
 
   std::vector<AddedToken> tokens_;  // longest first

@@ -5,6 +5,7 @@
 /// Llama-3): added tokens, normalizer, regex pre-tokenizer, BPE, post-processor, decoder.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -342,6 +343,11 @@ class Tokenizer {
       BATON_CHECK(j["added_tokens"].is_array(), format_error, src,
                   ": added_tokens must be an array");
       std::vector<text::AddedToken> raw, norm;
+      // Hugging Face ignores the "id" of an added token when loading: a token already in the
+      // vocabulary keeps its vocabulary id, any other gets the next free id after the
+      // vocabulary and the added tokens before it. A file whose ids disagree would make the
+      // two libraries produce different ids, so it is rejected instead of guessed at.
+      std::int64_t next_free = static_cast<std::int64_t>(bpe.vocab().size()), max_assigned = -1;
       for (const auto& e : j["added_tokens"]) {
         text::AddedToken t;
         BATON_CHECK(e.is_object() && e.contains("id") && e.contains("content"), format_error,
@@ -355,20 +361,35 @@ class Tokenizer {
                     " has empty content");
         BATON_CHECK(text::first_invalid_utf8(t.content) == std::string_view::npos, format_error,
                     src, ": added token ", id, " content is not valid UTF-8");
+        {
+          const auto in_vocab = bpe.vocab().find(t.content);
+          const std::int64_t expected =
+              in_vocab != bpe.vocab().end()
+                  ? in_vocab->second
+                  : std::max(next_free, max_assigned + 1);
+          BATON_CHECK(id == expected, tokenizer_error, src, ": added token \"", t.content,
+                      "\" has id ", id, " but Hugging Face would assign it id ", expected,
+                      " (added tokens outside the vocabulary must take consecutive ids after it)");
+          max_assigned = std::max(max_assigned, expected);
+        }
         t.special = e.value("special", false);
         t.single_word = e.value("single_word", false);
         t.lstrip = e.value("lstrip", false);
         t.rstrip = e.value("rstrip", false);
         // Hugging Face's default: special tokens are matched raw, others after normalization.
         t.normalized = e.value("normalized", !t.special);
+        added_by_content[t.content] = t.id;
+        if (t.normalized) {
+          // Matched against normalized text, so the content is normalized the same way; like
+          // Hugging Face, decode then yields the normalized spelling ("ﬁx" -> "fix" under NFKC).
+          std::string n;
+          if (normalizer.apply(t.content, n)) t.content = n;
+          added_by_content[t.content] = t.id;
+        }
         set_token(t.id, t.content);
         added[static_cast<std::size_t>(t.id)] = true;
         special[static_cast<std::size_t>(t.id)] = t.special;
-        added_by_content[t.content] = t.id;
         if (t.normalized) {
-          // Matched against normalized text, so the content is normalized the same way.
-          std::string n;
-          if (normalizer.apply(t.content, n)) t.content = n;
           norm.push_back(std::move(t));
         } else {
           raw.push_back(std::move(t));
