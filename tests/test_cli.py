@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The baton authors
+# SPDX-License-Identifier: MIT
+"""`baton generate` end to end: usage: test_cli.py BATON GOLDEN_DIR GOLDEN_JSON.
+
+Checks one golden run (a GQA model with an adapter, --ignore-eos because the golden runs do not
+stop at EOS) token for token and its first logits within the golden tolerance, the plain output
+form, the EOS stop, and error paths (exit status and message)."""
+import json
+import subprocess
+import sys
+
+baton, golden_dir, golden_json = sys.argv[1:4]
+golden = json.load(open(golden_json))
+failures = []
+
+
+def run(*args):
+    p = subprocess.run([baton, *args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+# A golden run with an adapter on the GQA model, long prompt (positions matter).
+run_ = next(r for r in golden["runs"]
+            if r["model"] == "qwen-c" and r["adapter"] == "qwen-c-lora-qv" and len(r["prompt"]) == 17)
+ids = ",".join(map(str, run_["prompt"]))
+n = golden["n_generate"]
+base = ["generate", "--model", f"{golden_dir}/qwen-c", "--adapter", f"{golden_dir}/qwen-c-lora-qv",
+        "--ids", ids, "--max-new", str(n)]
+rc, out, err = run(*base, "--ignore-eos", "--json", "--logits")
+check(rc == 0, f"golden run exits 0 (stderr: {err.strip()})")
+if rc == 0:
+    lines = out.strip().splitlines()
+    check(len(lines) == 1, "--json prints exactly one line")
+    obj = json.loads(out)
+    check(sorted(obj) == ["ids", "logits"], "JSON has exactly ids and logits")
+    check(obj["ids"] == run_["tokens"], f"ids {obj['ids']} == golden {run_['tokens']}")
+    diff = max(abs(a - b) for a, b in zip(obj["logits"], run_["first_logits"]))
+    check(len(obj["logits"]) == len(run_["first_logits"]) and
+          diff <= golden["tolerances"]["first_logits_max_abs"],
+          f"first logits within tolerance (max diff {diff:.3g})")
+
+# Plain output: the same ids space-separated on one line.
+rc, out, err = run(*base, "--ignore-eos")
+check(rc == 0 and out == " ".join(map(str, run_["tokens"])) + "\n", "plain output form")
+
+# Without --ignore-eos a run stops at the config's eos id (not printed): a golden run whose
+# tokens reach eos after a few steps.
+def eos_of(r):
+    return golden["models"][r["model"]]["config"]["eos_token_id"]
+
+
+stop_run = next(r for r in golden["runs"] if eos_of(r) in r["tokens"][1:])
+eos = eos_of(stop_run)
+cut = stop_run["tokens"].index(eos)
+args = ["generate", "--model", f"{golden_dir}/{stop_run['model']}", "--ids",
+        ",".join(map(str, stop_run["prompt"])), "--max-new", str(n), "--json"]
+if stop_run["adapter"]:
+    args[3:3] = ["--adapter", f"{golden_dir}/{stop_run['adapter']}"]
+rc, out, err = run(*args)
+check(rc == 0 and json.loads(out) == {"ids": stop_run["tokens"][:cut]},
+      f"stops at eos {eos} after {cut} tokens: {out.strip()}")
+
+# Errors: a malformed command line is status 2 with a message; bad inputs status 1.
+rc, out, err = run("generate", "--ids", "1,2", "--max-new", "4")
+check(rc == 2 and "--model" in err and out == "", f"missing --model: status {rc}, stderr names --model")
+rc, out, err = run("generate", "--model", f"{golden_dir}/qwen-c", "--ids", "1,384", "--max-new", "2")
+check(rc == 1 and "token id 384" in err and out == "", f"id >= vocab: status {rc}, {err.strip()}")
+rc, out, err = run("generate", "--model", f"{golden_dir}/does-not-exist", "--ids", "1", "--max-new", "2")
+check(rc == 1 and "does-not-exist" in err, f"missing model folder: status {rc}, {err.strip()}")
+rc, out, err = run("frobnicate")
+check(rc == 2 and "unknown subcommand 'frobnicate'" in err and "generate" in err,
+      "unknown subcommand: status 2 and usage")
+rc, out, err = run("--help")
+check(rc == 0 and "generate" in out, "baton --help lists the subcommands")
+
+sys.exit(1 if failures else 0)

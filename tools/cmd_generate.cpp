@@ -1,0 +1,244 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief `baton generate`: greedy generation from token ids on the host backend.
+///
+///   baton generate --model DIR [--adapter DIR] --ids 1,2,3 --max-new N
+///                  [--ignore-eos] [--json] [--logits]
+///
+/// The ids are used exactly as given (no BOS is added). Generation stops at one of the
+/// config's eos ids (not printed) unless --ignore-eos, or after N tokens. Output: the
+/// generated ids on one line, space-separated; with --json one object {"ids":[...]}, plus
+/// "logits":[...] with --logits (the full logits row that chose the first generated token).
+/// docs/cli.md is the user-facing description; keep the two in step.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "baton/core/dispatch.hpp"
+#include "baton/core/dtype.hpp"
+#include "baton/io/hf_config.hpp"
+#include "baton/io/peft_config.hpp"
+#include "baton/kernels/argmax.hpp"
+#include "baton/kv/head_dims.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/model/decode.hpp"
+#include "commands.hpp"
+
+using namespace baton;
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: baton generate --model DIR [--adapter DIR] --ids 1,2,3 --max-new N\n"
+    "                      [--ignore-eos] [--json] [--logits]\n"
+    "  --model DIR     Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
+    "  --adapter DIR   PEFT LoRA adapter folder (adapter_config.json + adapter_model.safetensors)\n"
+    "  --ids LIST      prompt token ids, comma-separated, used as given (no BOS added)\n"
+    "  --max-new N     generate at most N >= 1 tokens\n"
+    "  --ignore-eos    do not stop at the config's eos_token_id(s)\n"
+    "  --json          print {\"ids\":[...]} instead of space-separated ids\n"
+    "  --logits        with --json: add \"logits\", the row that chose the first token\n";
+
+/// A malformed command line: reported with the usage text, exit status 2. Deliberately not a
+/// baton::error, which means the command line was fine and the inputs were not (status 1).
+struct ArgError {
+  std::string message;
+};
+
+struct Args {
+  std::string model, adapter;
+  std::vector<std::int32_t> ids;
+  int max_new = 0;
+  bool ignore_eos = false, json = false, logits = false, help = false;
+};
+
+template <class Int>
+Int parse_int(std::string_view text, std::string_view what) {
+  Int v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size()) {
+    throw ArgError{std::string(what) + ": '" + std::string(text) + "' is not an integer" +
+                   (ec == std::errc::result_out_of_range ? " in range" : "")};
+  }
+  return v;
+}
+
+std::vector<std::int32_t> parse_ids(std::string_view list) {
+  std::vector<std::int32_t> ids;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', start);
+    const std::string_view item = list.substr(start, comma == std::string_view::npos ? list.npos : comma - start);
+    if (item.empty()) throw ArgError{"--ids: empty entry in '" + std::string(list) + "'"};
+    ids.push_back(parse_int<std::int32_t>(item, "--ids"));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return ids;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  bool have_ids = false, have_max_new = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) throw ArgError{std::string(arg) + " needs a value"};
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+    } else if (arg == "--model") {
+      a.model = value();
+    } else if (arg == "--adapter") {
+      a.adapter = value();
+    } else if (arg == "--ids") {
+      a.ids = parse_ids(value());
+      have_ids = true;
+    } else if (arg == "--max-new") {
+      a.max_new = parse_int<int>(value(), "--max-new");
+      have_max_new = true;
+    } else if (arg == "--ignore-eos") {
+      a.ignore_eos = true;
+    } else if (arg == "--json") {
+      a.json = true;
+    } else if (arg == "--logits") {
+      a.logits = true;
+    } else {
+      throw ArgError{"unknown option '" + std::string(arg) + "'"};
+    }
+  }
+  if (a.help) return a;
+  if (a.model.empty()) throw ArgError{"--model DIR is required"};
+  if (!have_ids) throw ArgError{"--ids is required"};
+  if (!have_max_new) throw ArgError{"--max-new is required"};
+  if (a.max_new < 1) throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
+  if (a.logits && !a.json) throw ArgError{"--logits needs --json"};
+  return a;
+}
+
+struct Generated {
+  std::vector<std::int32_t> ids;
+  std::vector<float> first_logits;  ///< filled only when asked for
+};
+
+/// Loads the model in storage S with a head_dim-D cache and a rank-bound-R slice, and runs the
+/// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
+template <StorageType S, int D, int R>
+Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
+  const auto model = baton::load_model<host, S>(a.model);
+  const auto slice = a.adapter.empty() ? LoraSlice<R, host>::none(model.config())
+                                       : LoraSlice<R, host>::load(a.adapter, model.config());
+  const int n = static_cast<int>(a.ids.size());
+  // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
+  KvBuffer<layout::HeadMajor<f32, D>, host> cache(
+      model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = n + a.max_new, .slots = 1});
+  cache.reset_prefix();
+  cache.freeze_prefix();
+  Workspace<host> ws;
+  const KvTarget slot = KvTarget::in_slot(0);
+
+  // The prompt's forward is run here rather than inside greedy_decode so that its logits (the
+  // row that picks the first token) can be printed. greedy_decode continues from the first
+  // token exactly as it would have after its own prefill: same forwards, same positions.
+  const std::span<const float> logits =
+      forward(model, ws, slice, cache, slot, 0, std::span<const std::int32_t>(a.ids), Logits::last);
+  Generated out;
+  if (a.logits) out.first_logits.assign(logits.begin(), logits.end());
+  const std::int32_t first = kernels::argmax(logits.data(), model.config().vocab_size);
+  if (std::find(stop_ids.begin(), stop_ids.end(), first) != stop_ids.end()) return out;
+  out.ids.push_back(first);
+  if (a.max_new > 1) {
+    const GreedyResult rest =
+        greedy_decode(model, ws, slice, cache, slot, n, std::span<const std::int32_t>(&first, 1),
+                      GreedyOptions{a.max_new - 1, stop_ids});
+    out.ids.insert(out.ids.end(), rest.ids.begin(), rest.ids.end());
+  }
+  return out;
+}
+
+/// Shortest decimal form that reads back to the same float (std::to_chars); JSON has no
+/// infinities or NaN, so those print as null.
+void print_float(std::ostream& out, float v) {
+  if (!std::isfinite(v)) {
+    out << "null";
+    return;
+  }
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.write(buf, r.ptr - buf);
+}
+
+}  // namespace
+
+int cmd_generate(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse_args(argc, argv);
+  } catch (const ArgError& e) {
+    std::cerr << "baton generate: " << e.message << "\n" << kUsage;
+    return 2;
+  }
+  if (a.help) {
+    std::cout << kUsage;
+    return 0;
+  }
+
+  const ModelConfig cfg = io::load_model_config(a.model);
+  const std::vector<std::int32_t> stop_ids = a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
+  const int rank = a.adapter.empty() ? 0 : io::load_adapter_config(a.adapter).max_rank(cfg.num_layers);
+
+  // Run-time facts to template parameters: storage type, head_dim, rank bound. On the host the
+  // rank bound only limits which adapters load (the host kernels loop over the real rank), so
+  // three bounds cover every rank up to 256 with few instantiations.
+  const auto with_storage = [&](auto storage) {
+    using S = typename decltype(storage)::type;
+    return dispatch_head_dim(cfg.head_dim, [&](auto d) {
+      return dispatch_bound<16, 64, 256>("adapter rank", rank, [&](auto r) {
+        return generate<S, decltype(d)::value, decltype(r)::value>(a, stop_ids);
+      });
+    });
+  };
+  Generated g;
+  switch (stored_dtype(a.model)) {
+    case dtype::f32:
+      g = with_storage(std::type_identity<f32>{});
+      break;
+    case dtype::bf16:
+      g = with_storage(std::type_identity<bf16>{});
+      break;
+    case dtype::f16:
+      g = with_storage(std::type_identity<f16>{});
+      break;
+  }
+
+  if (!a.json) {
+    for (std::size_t i = 0; i < g.ids.size(); ++i) std::cout << (i ? " " : "") << g.ids[i];
+    std::cout << "\n";
+  } else {
+    std::cout << "{\"ids\":[";
+    for (std::size_t i = 0; i < g.ids.size(); ++i) std::cout << (i ? "," : "") << g.ids[i];
+    std::cout << "]";
+    if (a.logits) {
+      std::cout << ",\"logits\":[";
+      for (std::size_t i = 0; i < g.first_logits.size(); ++i) {
+        if (i) std::cout << ",";
+        print_float(std::cout, g.first_logits[i]);
+      }
+      std::cout << "]";
+    }
+    std::cout << "}\n";
+  }
+  std::cout.flush();
+  return std::cout ? 0 : 1;
+}

@@ -1,0 +1,18 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The subcommands of the `baton` program. Each takes (argc, argv) with argv[0] the
+///        subcommand's name and returns the process exit status.
+///
+/// Exit status convention: 0 success, 1 a baton::error (bad model, adapter, ids, ...; main
+/// prints it), 2 a malformed command line (the subcommand prints its usage).
+#pragma once
+
+/// `baton generate`: greedy generation from token ids (tools/cmd_generate.cpp).
+int cmd_generate(int argc, char** argv);
+/// `baton relay`: run a relay described by a JSON file (tools/cmd_relay.cpp, when present).
+int cmd_relay(int argc, char** argv);
+/// `baton tokenize`: text to token ids (tools/cmd_tokenize.cpp, when present).
+int cmd_tokenize(int argc, char** argv);
+/// `baton detokenize`: token ids to text (tools/cmd_tokenize.cpp, when present).
+int cmd_detokenize(int argc, char** argv);
