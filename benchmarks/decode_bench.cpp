@@ -1,0 +1,373 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Host decode benchmark: prefill and decode tokens/s of a few-hundred-MB model in bf16
+///        and f32 storage, the weight bytes a decode step reads, the GB/s that achieves, and the
+///        machine's memory bandwidth measured in the same run (STREAM-like, OpenMP). JSON on
+///        stdout, progress on stderr. See benchmarks/README.md.
+///
+/// Decode on the host streams every weight matrix once per token, so bytes/step × tokens/s
+/// against the measured bandwidth says how far the kernels are from the hardware limit.
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/core/dtype.hpp"
+#include "baton/io/hf_config.hpp"
+#include "baton/kernels/argmax.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/model/host_forward.hpp"
+
+namespace fs = std::filesystem;
+using namespace baton;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Options {
+  std::string model;  ///< an existing model folder; empty: write a random one
+  std::string work_dir;
+  bool keep = false;
+  int runs = 5, prompt = 32, decode = 64;
+  std::size_t stream_mib = 1024;
+  bool f32 = true;
+  // The random model's shape (a 0.2B-parameter Qwen2-like decoder, ~400 MB in bf16).
+  int hidden = 1024, layers = 12, heads = 16, kv_heads = 4, head_dim = 64, ffn = 2816,
+      vocab = 32000;
+};
+
+// ---- the random model: written tensor by tensor, never held whole in memory ---------------
+
+/// splitmix64: fast, good enough for weights nobody reads for meaning.
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-a, a].
+  float uniform(float a) { return a * (static_cast<float>(next() >> 40) * 0x1p-23f - 1.0f); }
+};
+
+struct TensorPlan {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  float amplitude = 0;  ///< uniform [-a, a]; 0 with `constant` for norm weights
+  float constant = 0;
+};
+
+std::vector<TensorPlan> plan_tensors(const Options& o) {
+  std::vector<TensorPlan> t;
+  const std::int64_t H = o.hidden, F = o.ffn, V = o.vocab, Q = o.heads * o.head_dim,
+                     KV = o.kv_heads * o.head_dim;
+  // Uniform amplitude sqrt(3/in) gives unit-variance outputs for unit-variance inputs.
+  const auto a = [](std::int64_t in) { return static_cast<float>(std::sqrt(3.0 / in)); };
+  t.push_back({"model.embed_tokens.weight", {V, H}, 1.7f});
+  t.push_back({"lm_head.weight", {V, H}, a(H)});
+  t.push_back({"model.norm.weight", {H}, 0, 1.0f});
+  for (int i = 0; i < o.layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    t.push_back({p + "input_layernorm.weight", {H}, 0, 1.0f});
+    t.push_back({p + "post_attention_layernorm.weight", {H}, 0, 1.0f});
+    t.push_back({p + "self_attn.q_proj.weight", {Q, H}, a(H)});
+    t.push_back({p + "self_attn.k_proj.weight", {KV, H}, a(H)});
+    t.push_back({p + "self_attn.v_proj.weight", {KV, H}, a(H)});
+    t.push_back({p + "self_attn.q_proj.bias", {Q}, 0.1f});
+    t.push_back({p + "self_attn.k_proj.bias", {KV}, 0.1f});
+    t.push_back({p + "self_attn.v_proj.bias", {KV}, 0.1f});
+    t.push_back({p + "self_attn.o_proj.weight", {H, Q}, a(Q)});
+    t.push_back({p + "mlp.gate_proj.weight", {F, H}, a(H)});
+    t.push_back({p + "mlp.up_proj.weight", {F, H}, a(H)});
+    t.push_back({p + "mlp.down_proj.weight", {H, F}, a(F) * 0.5f});
+  }
+  std::sort(t.begin(), t.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
+  return t;
+}
+
+/// config.json + model.safetensors (bf16) of a random Qwen2 model; returns the file's bytes.
+std::uint64_t write_random_model(const Options& o, const fs::path& dir) {
+  fs::create_directories(dir);
+  const nlohmann::json cfg = {{"architectures", {"Qwen2ForCausalLM"}},
+                              {"model_type", "qwen2"},
+                              {"vocab_size", o.vocab},
+                              {"hidden_size", o.hidden},
+                              {"intermediate_size", o.ffn},
+                              {"num_hidden_layers", o.layers},
+                              {"num_attention_heads", o.heads},
+                              {"num_key_value_heads", o.kv_heads},
+                              {"head_dim", o.head_dim},
+                              {"rms_norm_eps", 1e-6},
+                              {"rope_theta", 1000000.0},
+                              {"hidden_act", "silu"},
+                              {"tie_word_embeddings", false},
+                              {"bos_token_id", 1},
+                              {"eos_token_id", 2},
+                              {"max_position_embeddings", 4096},
+                              {"torch_dtype", "bfloat16"}};
+  std::ofstream(dir / "config.json") << cfg.dump(2);
+
+  const std::vector<TensorPlan> plan = plan_tensors(o);
+  nlohmann::json header = nlohmann::json::object();
+  std::uint64_t off = 0;
+  for (const TensorPlan& t : plan) {
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n *= static_cast<std::uint64_t>(d);
+    header[t.name] = {{"dtype", "BF16"}, {"shape", t.shape}, {"data_offsets", {off, off + 2 * n}}};
+    off += 2 * n;
+  }
+  header["__metadata__"] = {{"format", "pt"}};
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // 8-byte aligned data section
+  std::ofstream out(dir / "model.safetensors", std::ios::binary | std::ios::trunc);
+  const std::uint64_t len = text.size();
+  unsigned char len_bytes[8];
+  for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>(len >> (8 * i));
+  out.write(reinterpret_cast<const char*>(len_bytes), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  Rng rng{12345};
+  std::vector<std::uint16_t> chunk(1 << 20);
+  for (const TensorPlan& t : plan) {
+    std::uint64_t left = 1;
+    for (auto d : t.shape) left *= static_cast<std::uint64_t>(d);
+    while (left > 0) {
+      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+      for (std::size_t i = 0; i < k; ++i) {
+        const float v = t.amplitude > 0 ? t.constant + rng.uniform(t.amplitude) : t.constant;
+        chunk[i] = to_bf16(v).bits;
+      }
+      out.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(2 * k));
+      left -= k;
+    }
+  }
+  BATON_CHECK(out.good(), io_error, "decode_bench: writing ", (dir / "model.safetensors").string(),
+              " failed (disk full?)");
+  return 8 + len + off;
+}
+
+// ---- memory bandwidth, STREAM style ------------------------------------------------------
+
+struct Bandwidth {
+  double copy = 0, triad = 0, read = 0;  ///< GB/s (1e9 bytes/s), medians
+  double best() const { return std::max({copy, triad, read}); }
+};
+
+/// copy c = a (2 arrays of traffic), triad a = b + s c (3), read sum(a) (1) over arrays of
+/// `mib` MiB of doubles each, touched first in parallel so pages sit near their threads.
+/// Bytes are counted as STREAM does (no write-allocate traffic).
+Bandwidth measure_bandwidth(std::size_t mib, int reps) {
+  const std::size_t n = mib * (1u << 20) / sizeof(double);
+  double* a = static_cast<double*>(std::malloc(n * sizeof(double)));
+  double* b = static_cast<double*>(std::malloc(n * sizeof(double)));
+  double* c = static_cast<double*>(std::malloc(n * sizeof(double)));
+  BATON_CHECK(a && b && c, capacity_error, "decode_bench: cannot allocate 3 x ", mib,
+              " MiB for the bandwidth test (use --stream-mib)");
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = 1.0;
+    b[i] = 2.0;
+    c[i] = 0.0;
+  }
+  std::vector<double> tc, tt, tr;
+  volatile double sink = 0;
+  for (int r = 0; r < reps + 1; ++r) {  // the first repetition warms up and is dropped
+    auto t0 = Clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) c[i] = a[i];
+    const double copy_s = seconds_since(t0);
+    t0 = Clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+    const double triad_s = seconds_since(t0);
+    t0 = Clock::now();
+    double sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+    for (std::size_t i = 0; i < n; ++i) sum += a[i];
+    const double read_s = seconds_since(t0);
+    sink = sink + sum;
+    if (r == 0) continue;
+    tc.push_back(2.0 * n * sizeof(double) / copy_s / 1e9);
+    tt.push_back(3.0 * n * sizeof(double) / triad_s / 1e9);
+    tr.push_back(1.0 * n * sizeof(double) / read_s / 1e9);
+  }
+  std::free(a);
+  std::free(b);
+  std::free(c);
+  return {median(tc), median(tt), median(tr)};
+}
+
+// ---- the model benchmark -------------------------------------------------------------------
+
+template <StorageType S>
+nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_view label) {
+  std::cerr << "decode_bench: loading " << dir.string() << " as " << label << "\n";
+  auto t0 = Clock::now();
+  const auto model = load_model<host, S>(dir);
+  const double load_s = seconds_since(t0);
+  const ModelConfig& c = model.config();
+  BATON_CHECK(c.head_dim == 64, config_error, "decode_bench instantiates head_dim 64 only; ",
+              dir.string(), " has ", c.head_dim);
+  const auto slice = LoraSlice<16, host>::none(c);
+  KvBuffer<layout::HeadMajor<f32, 64>, host> cache(
+      c, KvShape{.prefix_capacity = 0, .tail_capacity = o.prompt + o.decode, .slots = 1});
+  cache.reset_prefix();
+  cache.freeze_prefix();
+  Workspace<host> ws;
+  std::vector<std::int32_t> prompt(o.prompt);
+  for (int i = 0; i < o.prompt; ++i) prompt[i] = static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size);
+  const KvTarget slot = KvTarget::in_slot(0);
+
+  std::vector<double> prefill_tps, decode_tps, step_ms;
+  std::vector<std::int32_t> first_tokens;
+  for (int r = 0; r < o.runs + 1; ++r) {  // run 0 warms caches and the workspace; dropped
+    cache.rewind(0);
+    t0 = Clock::now();
+    std::span<const float> logits =
+        forward(model, ws, slice, cache, slot, 0, std::span<const std::int32_t>(prompt), Logits::last);
+    const double prefill_s = seconds_since(t0);
+    std::int32_t tok = kernels::argmax(logits.data(), c.vocab_size);
+    const std::int32_t first = tok;
+    t0 = Clock::now();
+    for (int s = 0; s < o.decode; ++s) {
+      logits = forward(model, ws, slice, cache, slot, o.prompt + s, std::span<const std::int32_t>(&tok, 1),
+                       Logits::last);
+      tok = kernels::argmax(logits.data(), c.vocab_size);
+    }
+    const double decode_s = seconds_since(t0);
+    if (r == 0) continue;
+    prefill_tps.push_back(o.prompt / prefill_s);
+    decode_tps.push_back(o.decode / decode_s);
+    step_ms.push_back(1e3 * decode_s / o.decode);
+    first_tokens.push_back(first);
+    std::cerr << "  run " << r << ": prefill " << o.prompt / prefill_s << " tok/s, decode "
+              << o.decode / decode_s << " tok/s\n";
+  }
+  const double bytes = static_cast<double>(model.weight_bytes());
+  const double dec = median(decode_tps);
+  return {{"storage", label},
+          {"load_s", load_s},
+          {"weight_bytes_per_step", model.weight_bytes()},
+          {"prefill_tokens_per_s", median(prefill_tps)},
+          {"decode_tokens_per_s", dec},
+          {"decode_ms_per_step", median(step_ms)},
+          {"decode_tokens_per_s_runs", decode_tps},
+          {"prefill_tokens_per_s_runs", prefill_tps},
+          {"achieved_gb_per_s", bytes * dec / 1e9},
+          {"first_token", first_tokens.empty() ? -1 : first_tokens.front()}};
+}
+
+int usage(const char* argv0) {
+  std::cerr << "usage: " << argv0
+            << " [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N] [--decode N]\n"
+               "       [--stream-mib MIB] [--no-f32] [--layers N] [--hidden N] [--ffn N]"
+               " [--vocab N]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--model") o.model = next();
+    else if (a == "--work-dir") o.work_dir = next();
+    else if (a == "--keep") o.keep = true;
+    else if (a == "--runs") o.runs = std::stoi(next());
+    else if (a == "--prompt") o.prompt = std::stoi(next());
+    else if (a == "--decode") o.decode = std::stoi(next());
+    else if (a == "--stream-mib") o.stream_mib = std::stoul(next());
+    else if (a == "--no-f32") o.f32 = false;
+    else if (a == "--layers") o.layers = std::stoi(next());
+    else if (a == "--hidden") o.hidden = std::stoi(next());
+    else if (a == "--ffn") o.ffn = std::stoi(next());
+    else if (a == "--vocab") o.vocab = std::stoi(next());
+    else return usage(argv[0]);
+  }
+  if (o.runs < 1 || o.prompt < 1 || o.decode < 1) return usage(argv[0]);
+
+  fs::path dir = o.model;
+  fs::path written;
+  nlohmann::json out;
+  if (dir.empty()) {
+    const fs::path base = o.work_dir.empty() ? fs::temp_directory_path() : fs::path(o.work_dir);
+    written = base / ("baton_decode_bench_" + std::to_string(::getpid()));
+    std::cerr << "decode_bench: writing a random bf16 model to " << written.string() << "\n";
+    const auto t0 = Clock::now();
+    out["model_file_bytes"] = write_random_model(o, written);
+    out["model_write_s"] = seconds_since(t0);
+    dir = written;
+  }
+  const ModelConfig cfg = io::load_model_config(dir);
+  out["model"] = {{"dir", dir.string()},
+                  {"random", !written.empty()},
+                  {"hidden", cfg.hidden_size},
+                  {"layers", cfg.num_layers},
+                  {"heads", cfg.num_heads},
+                  {"kv_heads", cfg.num_kv_heads},
+                  {"head_dim", cfg.head_dim},
+                  {"ffn", cfg.intermediate_size},
+                  {"vocab", cfg.vocab_size},
+                  {"tied", cfg.tie_word_embeddings}};
+  out["threads"] = omp_get_max_threads();
+  out["prompt_tokens"] = o.prompt;
+  out["decode_steps"] = o.decode;
+  out["runs"] = o.runs;
+
+  std::cerr << "decode_bench: memory bandwidth, 3 x " << o.stream_mib << " MiB\n";
+  const Bandwidth bw = measure_bandwidth(o.stream_mib, o.runs);
+  out["bandwidth_gb_per_s"] = {{"copy", bw.copy}, {"triad", bw.triad}, {"read", bw.read},
+                               {"array_mib", o.stream_mib}};
+
+  const auto add_ratios = [&](nlohmann::json r) {
+    const double g = r["achieved_gb_per_s"].get<double>();
+    r["ratio_vs_triad"] = g / bw.triad;
+    r["ratio_vs_read"] = g / bw.read;
+    r["ratio_vs_best"] = g / bw.best();
+    return r;
+  };
+  out["results"] = nlohmann::json::array();
+  out["results"].push_back(add_ratios(bench_storage<bf16>(o, dir, "bf16")));
+  if (o.f32) out["results"].push_back(add_ratios(bench_storage<f32>(o, dir, "f32")));
+
+  if (!written.empty() && !o.keep) fs::remove_all(written);
+  std::cout << out.dump(2) << "\n";
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "decode_bench: " << e.what() << "\n";
+  return 1;
+}
