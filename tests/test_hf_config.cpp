@@ -53,10 +53,10 @@ std::string expect_error(const std::function<void()>& f,
 }
 
 // INFO names the failing expression (the helper's own line is not the caller's).
-#define EXPECT_ERROR(type, expr, ...)                                       \
-  do {                                                                      \
-    INFO("line " << __LINE__ << ": " #expr);                                \
-    expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__});               \
+#define EXPECT_ERROR(type, expr, ...)                         \
+  do {                                                        \
+    INFO("line " << __LINE__ << ": " #expr);                  \
+    expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__}); \
   } while (0)
 
 constexpr std::string_view kSrc = "models/x/config.json";
@@ -213,7 +213,7 @@ TEST_CASE("optional fields: defaults, null, explicit head_dim, attention_bias, d
   CHECK(c.eos_token_ids.empty());
 
   j["num_key_value_heads"] = nullptr;  // null counts as absent
-  j["dtype"] = "float32";             // newer transformers' spelling
+  j["dtype"] = "float32";              // newer transformers' spelling
   c = parse_model_config(j, kSrc);
   CHECK(c.num_kv_heads == 14);
   CHECK(c.torch_dtype == "float32");
@@ -269,9 +269,9 @@ TEST_CASE("required fields, types and sizes") {
     j[field] = nullptr;
     EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "missing required field");
   }
-  for (const char* field : {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-                            "num_attention_heads", "num_key_value_heads", "head_dim",
-                            "max_position_embeddings"}) {
+  for (const char* field :
+       {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+        "num_attention_heads", "num_key_value_heads", "head_dim", "max_position_embeddings"}) {
     for (const int v : {0, -2}) {
       CAPTURE(field);
       CAPTURE(v);
@@ -293,8 +293,7 @@ TEST_CASE("required fields, types and sizes") {
                "32-bit");
   j = qwen25_05b();
   j["tie_word_embeddings"] = "yes";
-  EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "'tie_word_embeddings'",
-               "not a boolean");
+  EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "'tie_word_embeddings'", "not a boolean");
   j = qwen25_05b();
   j["rms_norm_eps"] = "1e-6";
   EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "'rms_norm_eps'", "not a number");
@@ -315,8 +314,8 @@ TEST_CASE("head and head_dim consistency") {
                "'num_key_value_heads' = 3");
   j = qwen25_05b();
   j["hidden_size"] = 900;
-  EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "head_dim is absent",
-               "hidden_size = 900", "num_attention_heads = 14");
+  EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "head_dim is absent", "hidden_size = 900",
+               "num_attention_heads = 14");
   j = qwen25_05b();
   j["head_dim"] = 63;
   EXPECT_ERROR(config_error, parse_model_config(j, kSrc), "'head_dim' = 63", "even");

@@ -157,7 +157,8 @@ TEST_CASE("typical config: list targets, scale alpha / r") {
 
 TEST_CASE("list entries: longer suffixes and layer-specific paths, at '.' boundaries") {
   json j = typical();
-  j["target_modules"] = {"self_attn.q_proj", "model.layers.1.mlp.down_proj", "layers.2.mlp.up_proj"};
+  j["target_modules"] = {"self_attn.q_proj", "model.layers.1.mlp.down_proj",
+                         "layers.2.mlp.up_proj"};
   const AdapterConfig c = parse(j);
   CHECK(c.targets(0, LoraTarget::q));
   CHECK(c.targets(7, LoraTarget::q));
@@ -167,6 +168,13 @@ TEST_CASE("list entries: longer suffixes and layer-specific paths, at '.' bounda
   CHECK(c.targets(2, LoraTarget::up));
   CHECK_FALSE(c.targets(12, LoraTarget::up));
   CHECK(c.max_rank(2) == 16);
+
+  // "2.mlp.up_proj" is a plain-text suffix of layer 12's path too; only the '.' boundary
+  // keeps it to layer 2, as PEFT's key.endswith("." + name) does.
+  j["target_modules"] = {"2.mlp.up_proj"};
+  const AdapterConfig two = parse(j);
+  CHECK(two.targets(2, LoraTarget::up));
+  CHECK_FALSE(two.targets(12, LoraTarget::up));
 }
 
 TEST_CASE("regex target string: full match against the module path") {
@@ -241,7 +249,7 @@ TEST_CASE("rank_pattern and alpha_pattern: PEFT key matching") {
   CHECK(c.rank_for(1, LoraTarget::down) == 4);
   CHECK(c.rank_for(11, LoraTarget::down) == 16);  // '.' boundary: layer 11 is not layer 1
   CHECK(c.rank_for(2, LoraTarget::up) == 2);      // a regex key
-  CHECK(c.rank_for(2, LoraTarget::q) == 2);  // sorted order: "layers\.2\..*" before "q_proj"
+  CHECK(c.rank_for(2, LoraTarget::q) == 2);       // sorted order: "layers\.2\..*" before "q_proj"
   CHECK(c.alpha_for(3, LoraTarget::v) == 64);
   CHECK(c.alpha_for(3, LoraTarget::gate) == 8.5);
   CHECK(c.alpha_for(3, LoraTarget::up) == 32);
@@ -316,9 +324,9 @@ TEST_CASE("unsupported options are rejected by name") {
 
 TEST_CASE("targets outside the seven projections are rejected by name") {
   json j = typical();
-  for (const char* bad : {"lm_head", "embed_tokens", "model.embed_tokens", "c_attn", "q_proj.x",
-                          "mlp.q_proj", "self_attn.gate_proj", "layers.x.mlp.up_proj",
-                          "decoder.layers.0.mlp.up_proj", "norm"}) {
+  for (const char* bad :
+       {"lm_head", "embed_tokens", "model.embed_tokens", "c_attn", "q_proj.x", "mlp.q_proj",
+        "self_attn.gate_proj", "layers.x.mlp.up_proj", "decoder.layers.0.mlp.up_proj", "norm"}) {
     CAPTURE(bad);
     j["target_modules"] = {"q_proj", bad};
     EXPECT_ERROR(config_error, parse(j), kSrc, std::string("target module '") + bad + "'");

@@ -47,7 +47,8 @@ fs::path fresh_dir(const std::string& name) {
 /// Runs `f`, requires it to throw exactly E (not a sibling), and requires every part in
 /// the message. Returns the message for further checks.
 template <class E>
-std::string expect_error(const std::function<void()>& f, std::initializer_list<std::string_view> parts) {
+std::string expect_error(const std::function<void()>& f,
+                         std::initializer_list<std::string_view> parts) {
   std::string msg;
   bool caught = false;
   try {
@@ -70,10 +71,10 @@ std::string expect_error(const std::function<void()>& f, std::initializer_list<s
 }
 
 // INFO names the failing expression (the helper's own line is not the caller's).
-#define EXPECT_ERROR(type, expr, ...)                                       \
-  do {                                                                      \
-    INFO("line " << __LINE__ << ": " #expr);                                \
-    expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__});               \
+#define EXPECT_ERROR(type, expr, ...)                         \
+  do {                                                        \
+    INFO("line " << __LINE__ << ": " #expr);                  \
+    expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__}); \
   } while (0)
 
 std::vector<std::size_t> dims(std::initializer_list<std::size_t> d) { return d; }
@@ -91,7 +92,7 @@ TEST_CASE("valid file: f32/bf16/f16, metadata, a scalar and a 0-element tensor r
   const fs::path dir = fresh_dir("roundtrip");
   const std::vector<float> a = {1.0f, -2.5f, 3.25f, 0.0f, 1e-3f, 65504.0f};
   const std::vector<float> b = {1.5f, -2.0f, 0.15625f, 256.0f};  // exact in bf16
-  const std::vector<float> c = {0.5f, -0.25f, 1024.0f, 3.0f};     // exact in f16
+  const std::vector<float> c = {0.5f, -0.25f, 1024.0f, 3.0f};    // exact in f16
   TensorMap m;
   m["a.f32"] = baton::test::f32_tensor({2, 3}, a);
   m["b.bf16"] = baton::test::bf16_tensor({4}, b);
@@ -336,11 +337,9 @@ TEST_CASE("header content errors: UTF-8, JSON syntax, duplicate keys, metadata")
   CHECK(SafetensorsFile::open(p).metadata().at("dtype") == "x");
 
   baton::test::write_header_and_data(p, R"({"__metadata__":["a"]})");
-  EXPECT_ERROR(format_error, SafetensorsFile::open(p), p.string(), "__metadata__",
-               "not an object");
+  EXPECT_ERROR(format_error, SafetensorsFile::open(p), p.string(), "__metadata__", "not an object");
   baton::test::write_header_and_data(p, R"({"__metadata__":{"format":1}})");
-  EXPECT_ERROR(format_error, SafetensorsFile::open(p), "__metadata__", "'format'",
-               "not a string");
+  EXPECT_ERROR(format_error, SafetensorsFile::open(p), "__metadata__", "'format'", "not a string");
 }
 
 TEST_CASE("entry errors: shape, dtype and data_offsets fields") {
@@ -423,10 +422,10 @@ TEST_CASE("layout errors: overlaps, holes and trailing bytes are rejected") {
   const auto two = [&](std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1,
                        std::size_t data) {
     const std::string h = "{\"a\":{\"dtype\":\"U8\",\"shape\":[" + std::to_string(a1 - a0) +
-                          "],\"data_offsets\":[" + std::to_string(a0) + "," +
-                          std::to_string(a1) + "]},\"b\":{\"dtype\":\"U8\",\"shape\":[" +
-                          std::to_string(b1 - b0) + "],\"data_offsets\":[" +
-                          std::to_string(b0) + "," + std::to_string(b1) + "]}}";
+                          "],\"data_offsets\":[" + std::to_string(a0) + "," + std::to_string(a1) +
+                          "]},\"b\":{\"dtype\":\"U8\",\"shape\":[" + std::to_string(b1 - b0) +
+                          "],\"data_offsets\":[" + std::to_string(b0) + "," + std::to_string(b1) +
+                          "]}}";
     baton::test::write_header_and_data(p, h, std::vector<std::uint8_t>(data, 0));
   };
   two(0, 8, 8, 12, 12);
@@ -446,15 +445,13 @@ TEST_CASE("layout errors: overlaps, holes and trailing bytes are rejected") {
   EXPECT_ERROR(format_error, open(), "data section is 12 bytes", "[0, 8)", "4 trailing");
 
   // A 0-element tensor inside another's range overlaps it; at a boundary it is fine.
-  const std::string in_middle =
-      R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
-      R"("z":{"dtype":"U8","shape":[0],"data_offsets":[4,4]}})";
+  const std::string in_middle = R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                                R"("z":{"dtype":"U8","shape":[0],"data_offsets":[4,4]}})";
   baton::test::write_header_and_data(p, in_middle, std::vector<std::uint8_t>(8, 0));
   EXPECT_ERROR(format_error, open(), "'z' [4, 4) overlaps tensor 'a' [0, 8)");
-  const std::string at_edges =
-      R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
-      R"("y":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
-      R"("z":{"dtype":"U8","shape":[0],"data_offsets":[8,8]}})";
+  const std::string at_edges = R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                               R"("y":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
+                               R"("z":{"dtype":"U8","shape":[0],"data_offsets":[8,8]}})";
   baton::test::write_header_and_data(p, at_edges, std::vector<std::uint8_t>(8, 0));
   CHECK(open().tensors().size() == 3);
 }
@@ -517,8 +514,8 @@ TEST_CASE("sharded model: index + two shards, each opened once") {
   CHECK(src.info("c").dtype_name == "F16");
   CHECK(src.file_of("c").path().filename() == "model-00002-of-00002.safetensors");
   EXPECT_ERROR(format_error, src.info("d"), "missing tensor 'd' in", dir.string());
-  EXPECT_ERROR(shape_error, src.read<f32>("c", dims({4})), "model-00002-of-00002", "'c'",
-               "[3]", "[4]");
+  EXPECT_ERROR(shape_error, src.read<f32>("c", dims({4})), "model-00002-of-00002", "'c'", "[3]",
+               "[4]");
 
   // With a single model.safetensors and no index, open_dir takes the single file.
   const fs::path one = fresh_dir("single");
@@ -538,8 +535,7 @@ TEST_CASE("sharded model errors") {
 
   write_sharded(dir);
   baton::test::write_json(index, {{"weight_map", {{"a", s1}, {"b", s1}, {"c", s2}, {"d", s2}}}});
-  EXPECT_ERROR(format_error, open(), index.string(), "tensor 'd'", s2,
-               "does not contain it");
+  EXPECT_ERROR(format_error, open(), index.string(), "tensor 'd'", s2, "does not contain it");
 
   write_sharded(dir);
   baton::test::write_json(index, {{"weight_map", {{"a", s1}, {"c", s2}}}});

@@ -28,7 +28,8 @@ struct RawTensor {
 
 inline RawTensor f32_tensor(std::vector<std::int64_t> shape, const std::vector<float>& values) {
   RawTensor t{"F32", std::move(shape), std::vector<std::uint8_t>(values.size() * 4)};
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  // memcpy with null pointers is UB even for 0 bytes (UBSan flags it): skip empty tensors.
+  if (!values.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
 

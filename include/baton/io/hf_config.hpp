@@ -9,8 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,8 +102,8 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
     BATON_FAIL(config_error, source, ": unknown architecture \"", c.architecture_name,
                "\" (baton runs Qwen2ForCausalLM and LlamaForCausalLM)");
   }
-  BATON_CHECK(arch.size() == 1, config_error, source, ": field 'architectures' = ",
-              detail::show(arch), " names more than one class");
+  BATON_CHECK(arch.size() == 1, config_error, source,
+              ": field 'architectures' = ", detail::show(arch), " names more than one class");
 
   c.vocab_size = f.required_int("vocab_size");
   c.hidden_size = f.required_int("hidden_size");
@@ -112,10 +112,10 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
   c.num_heads = f.required_int("num_attention_heads");
   c.num_kv_heads = f.int_or("num_key_value_heads", c.num_heads);
   c.max_position_embeddings = f.required_int("max_position_embeddings");
-  BATON_CHECK(c.num_heads > 0, config_error, source, ": field 'num_attention_heads' = ",
-              c.num_heads, " must be positive");
-  BATON_CHECK(c.hidden_size > 0, config_error, source, ": field 'hidden_size' = ",
-              c.hidden_size, " must be positive");
+  BATON_CHECK(c.num_heads > 0, config_error, source,
+              ": field 'num_attention_heads' = ", c.num_heads, " must be positive");
+  BATON_CHECK(c.hidden_size > 0, config_error, source, ": field 'hidden_size' = ", c.hidden_size,
+              " must be positive");
   if (f.has("head_dim")) {
     // An explicit head_dim is authoritative: it need not equal hidden_size / heads.
     c.head_dim = f.required_int("head_dim");
@@ -162,9 +162,9 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
     detail::parse_rope(*r, source, "rope_parameters", c.rope_scaling);
     const FieldReader<> rp(*r, source, "rope_parameters.");
     if (const auto theta = rp.number("rope_theta")) {
-      BATON_CHECK(!f.has("rope_theta") || *f.number("rope_theta") == *theta, config_error,
-                  source, ": rope_theta = ", c.rope_theta, " disagrees with rope_parameters.rope_theta = ",
-                  *theta);
+      BATON_CHECK(!f.has("rope_theta") || *f.number("rope_theta") == *theta, config_error, source,
+                  ": rope_theta = ", c.rope_theta,
+                  " disagrees with rope_parameters.rope_theta = ", *theta);
       c.rope_theta = *theta;
     }
   }

@@ -39,8 +39,8 @@ namespace baton::io {
 namespace detail {
 /// Compiled forms of an AdapterConfig's regexes (shared, immutable once built).
 struct AdapterMatchers {
-  std::regex target;                     ///< the target_modules regex (regex kind only)
-  std::vector<std::regex> rank, alpha;   ///< parallel to rank/alpha_pattern_order
+  std::regex target;                    ///< the target_modules regex (regex kind only)
+  std::vector<std::regex> rank, alpha;  ///< parallel to rank/alpha_pattern_order
 };
 }  // namespace detail
 
@@ -210,7 +210,8 @@ inline bool valid_target_entry(std::string_view e) {
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = e.find('.', start);
-    parts.push_back(e.substr(start, dot == std::string_view::npos ? e.size() - start : dot - start));
+    parts.push_back(
+        e.substr(start, dot == std::string_view::npos ? e.size() - start : dot - start));
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
@@ -258,7 +259,8 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
   }
   const std::string bias = f.string("bias").value_or("none");
   if (bias != "none") {
-    f.fail("bias", *f.get("bias"), "is not supported (baton adapters carry no bias; need \"none\")");
+    f.fail("bias", *f.get("bias"),
+           "is not supported (baton adapters carry no bias; need \"none\")");
   }
   // These initialisations rewrite the base weights; an adapter saved without converting
   // them back only works on that modified base, so running it on the original is wrong.
@@ -355,9 +357,9 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
   if (c.target_kind == AdapterConfig::TargetKind::regex) {
     // A regex may reach modules outside the decoder layers; PEFT would adapt them.
     for (const char* outside : {"lm_head", "model.embed_tokens", "model.norm"}) {
-      BATON_CHECK(!std::regex_match(std::string(outside), c.matchers->target), config_error,
-                  source, ": target_modules regex \"", c.target_regex, "\" matches module '",
-                  outside, "', which baton does not adapt");
+      BATON_CHECK(!std::regex_match(std::string(outside), c.matchers->target), config_error, source,
+                  ": target_modules regex \"", c.target_regex, "\" matches module '", outside,
+                  "', which baton does not adapt");
     }
   }
   return c;

@@ -219,8 +219,8 @@ class SafetensorsFile {
       prev = &t;
     }
     if (covered != data_size) {
-      bad("data section is ", data_size, " bytes but the tensors cover only [0, ", covered,
-          ") (", data_size - covered, " trailing bytes belong to no tensor)");
+      bad("data section is ", data_size, " bytes but the tensors cover only [0, ", covered, ") (",
+          data_size - covered, " trailing bytes belong to no tensor)");
     }
     for (std::size_t i = 0; i < tensors_.size(); ++i) index_.emplace(tensors_[i].name, i);
   }
@@ -282,8 +282,8 @@ class SafetensorsFile {
     }
     const auto nbytes = detail::checked_mul(numel, t.element_size);
     if (!nbytes) {
-      bad("tensor '", name, "': shape ", format_shape(t.shape), " x ", t.element_size,
-          "-byte ", t.dtype_name, " overflows size_t");
+      bad("tensor '", name, "': shape ", format_shape(t.shape), " x ", t.element_size, "-byte ",
+          t.dtype_name, " overflows size_t");
     }
 
     const auto off = e.find("data_offsets");
@@ -302,9 +302,8 @@ class SafetensorsFile {
           data_size, " bytes)");
     }
     if (t.end - t.begin != *nbytes) {
-      bad("tensor '", name, "': data_offsets [", t.begin, ", ", t.end, ") hold ",
-          t.end - t.begin, " bytes but shape ", format_shape(t.shape), " of ", t.dtype_name,
-          " needs ", *nbytes);
+      bad("tensor '", name, "': data_offsets [", t.begin, ", ", t.end, ") hold ", t.end - t.begin,
+          " bytes but shape ", format_shape(t.shape), " of ", t.dtype_name, " needs ", *nbytes);
     }
     return t;
   }
@@ -335,8 +334,8 @@ void read_tensor(const SafetensorsFile& file, const TensorInfo& t,
               ": tensor '", t.name, "' has shape ", format_shape(t.shape), ", expected ",
               format_shape(expected_shape));
   const std::size_t n = t.numel();
-  BATON_CHECK(out.size() == n, usage_error, file.path().string(), ": tensor '", t.name,
-              "' has ", n, " elements but the output span holds ", out.size());
+  BATON_CHECK(out.size() == n, usage_error, file.path().string(), ": tensor '", t.name, "' has ", n,
+              " elements but the output span holds ", out.size());
   const std::span<const std::byte> src = file.raw(t);
   if (n == 0) return;  // also keeps memcpy away from null pointers
   const std::byte* p = src.data();
@@ -414,15 +413,15 @@ class TensorSource {
                 ": \"weight_map\" is missing or not an object");
 
     std::map<std::string, std::size_t, std::less<>> shard_index;  // file name -> files_ slot
-    std::map<std::string, std::string, std::less<>> wanted;      // tensor -> file name
+    std::map<std::string, std::string, std::less<>> wanted;       // tensor -> file name
     for (const auto& [tensor, file] : wm->items()) {
       BATON_CHECK(file.is_string(), format_error, src, ": weight_map[\"", tensor,
                   "\"] = ", detail::show(file), " is not a file name");
       const std::string name = file.get<std::string>();
       // Shards are siblings of the index: a path that escapes the folder is not a shard.
       const std::filesystem::path p(name);
-      BATON_CHECK(!name.empty() && p.filename() == p && name != "." && name != "..",
-                  format_error, src, ": weight_map[\"", tensor, "\"] = \"", name,
+      BATON_CHECK(!name.empty() && p.filename() == p && name != "." && name != "..", format_error,
+                  src, ": weight_map[\"", tensor, "\"] = \"", name,
                   "\" is not a plain file name next to the index");
       wanted.emplace(tensor, name);
       if (!shard_index.contains(name)) {
@@ -446,8 +445,8 @@ class TensorSource {
       }
     }
     for (const auto& [tensor, file_name] : wanted) {
-      BATON_CHECK(s.map_.contains(tensor), format_error, src, ": weight_map lists tensor '",
-                  tensor, "' in shard '", file_name, "' but that shard does not contain it");
+      BATON_CHECK(s.map_.contains(tensor), format_error, src, ": weight_map lists tensor '", tensor,
+                  "' in shard '", file_name, "' but that shard does not contain it");
     }
     return s;
   }

@@ -40,7 +40,8 @@ struct ModelConfig {
   RopeScaling rope_scaling;
   bool attention_bias = false;  ///< Qwen2: always true (q/k/v bias); Llama: "attention_bias"
   bool tie_word_embeddings = false;
-  std::vector<std::int32_t> bos_token_ids, eos_token_ids;  ///< int or list in the file; may be empty
+  std::vector<std::int32_t> bos_token_ids,
+      eos_token_ids;  ///< int or list in the file; may be empty
   int max_position_embeddings = 0;
   std::string torch_dtype;  ///< as written ("" if absent)
 
@@ -52,8 +53,7 @@ struct ModelConfig {
   /// config_error naming `source`, the config.json field and its value.
   void validate(std::string_view source) const {
     const auto positive = [&](int v, const char* field) {
-      BATON_CHECK(v > 0, config_error, source, ": field '", field, "' = ", v,
-                  " must be positive");
+      BATON_CHECK(v > 0, config_error, source, ": field '", field, "' = ", v, " must be positive");
     };
     positive(vocab_size, "vocab_size");
     positive(hidden_size, "hidden_size");
@@ -84,14 +84,15 @@ struct ModelConfig {
     }
     if (rope_scaling.type == RopeScaling::Type::llama3) {
       BATON_CHECK(std::isfinite(rope_scaling.low_freq_factor) && rope_scaling.low_freq_factor > 0,
-                  config_error, source, ": field 'rope_scaling.low_freq_factor' = ",
-                  rope_scaling.low_freq_factor, " must be positive and finite");
+                  config_error, source,
+                  ": field 'rope_scaling.low_freq_factor' = ", rope_scaling.low_freq_factor,
+                  " must be positive and finite");
       // The llama3 band interpolation divides by (high - low): equal factors are undefined.
       BATON_CHECK(std::isfinite(rope_scaling.high_freq_factor) &&
                       rope_scaling.high_freq_factor > rope_scaling.low_freq_factor,
-                  config_error, source, ": field 'rope_scaling.high_freq_factor' = ",
-                  rope_scaling.high_freq_factor, " must be greater than low_freq_factor = ",
-                  rope_scaling.low_freq_factor);
+                  config_error, source,
+                  ": field 'rope_scaling.high_freq_factor' = ", rope_scaling.high_freq_factor,
+                  " must be greater than low_freq_factor = ", rope_scaling.low_freq_factor);
       BATON_CHECK(rope_scaling.original_max_position_embeddings > 0, config_error, source,
                   ": field 'rope_scaling.original_max_position_embeddings' = ",
                   rope_scaling.original_max_position_embeddings, " must be positive");
