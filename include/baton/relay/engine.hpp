@@ -1,0 +1,173 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The relay engine: assembles each stage's input from its segments, runs the stages
+///        in order, gates on the last one, and loops for more cycles until the gate passes.
+///
+/// Both faces of a relay use this engine: Relay<Stages...> (wiring checked at compile time)
+/// and a relay built at run time from a JSON file (wiring checked here, at construction).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baton/core/error.hpp"
+#include "baton/relay/gate.hpp"
+#include "baton/relay/result.hpp"
+#include "baton/relay/stage.hpp"
+
+namespace baton {
+
+/// How a relay run loops.
+struct RelayOptions {
+  int max_cycles = 1;             ///< cycles at most (a cycle = the stages from loop_from on)
+  std::optional<int> loop_from;   ///< first stage of cycles 2, 3, ... (default: the second)
+  Gate gate;                      ///< on the last stage's output; none = pass after one cycle
+};
+
+template <Backend B>
+class RelayEngine {
+ public:
+  /// Validates the wiring: every out<K> names an earlier stage, every feedback<K> a stage of
+  /// the relay, names are unique, all stages share one model. Errors name stage and segment.
+  explicit RelayEngine(std::vector<StageBase<B>*> stages) : stages_(std::move(stages)) {
+    const int n = size();
+    BATON_CHECK(n > 0, wiring_error, "a relay needs at least one stage");
+    for (int i = 0; i < n; ++i) {
+      const StageBase<B>& st = *stages_[i];
+      BATON_CHECK(st.model_identity() == stages_[0]->model_identity(), wiring_error, "stage ", i,
+                  " '", st.name(), "' uses a different model than stage 0 '", stages_[0]->name(),
+                  "'; a relay shares one frozen model");
+      for (int j = 0; j < i; ++j)
+        BATON_CHECK(stages_[j]->name() != st.name(), wiring_error, "stages ", j, " and ", i,
+                    " are both named '", st.name(), "'");
+      const auto& segs = st.input_segments();
+      BATON_CHECK(!segs.empty(), wiring_error, "stage ", i, " '", st.name(), "' has no input segments");
+      for (std::size_t s = 0; s < segs.size(); ++s) {
+        const Segment& g = segs[s];
+        if (g.kind == Segment::Kind::output) {
+          BATON_CHECK(g.stage >= 0 && g.stage < i, wiring_error, "stage ", i, " '", st.name(),
+                      "' segment ", s, " (", g.describe(),
+                      "): a stage may only read the output of an earlier stage (0..", i - 1, ")");
+        } else if (g.kind == Segment::Kind::feedback) {
+          BATON_CHECK(g.stage >= 0 && g.stage < n, wiring_error, "stage ", i, " '", st.name(),
+                      "' segment ", s, " (", g.describe(), "): the relay has stages 0..", n - 1);
+        }
+      }
+    }
+    latest_.resize(n);
+    previous_.resize(n);
+  }
+
+  int size() const { return static_cast<int>(stages_.size()); }
+  StageBase<B>& stage(int i) { return *stages_.at(i); }
+
+  /// Pre-warms every stage (each computes its prefix once).
+  void prewarm() {
+    for (StageBase<B>* s : stages_) s->prewarm();
+  }
+
+  /// Runs the relay on `request`. Throws what a stage or the gate throws; the stages' caches
+  /// stay usable (their prefixes are never written by a request).
+  RelayResult run(std::span<const std::int32_t> request, const RelayOptions& opt) {
+    RelayResult r;
+    run_into(r, request, opt);
+    return r;
+  }
+
+  /// Like run(), but a failure ends in a result with verdict `error`, the message, the runs
+  /// that completed, and the timings — never an exception from a stage or the gate.
+  RelayResult try_run(std::span<const std::int32_t> request, const RelayOptions& opt) {
+    RelayResult r;
+    try {
+      run_into(r, request, opt);
+    } catch (const std::exception& e) {
+      r.verdict = Verdict::error;
+      r.error = e.what();
+    }
+    return r;
+  }
+
+  /// The ids stage `i` reads, assembled from its segments (exposed for tests and tools).
+  std::vector<std::int32_t> assemble(int i, std::span<const std::int32_t> request) const {
+    std::vector<std::int32_t> in;
+    for (const Segment& g : stages_.at(i)->input_segments()) {
+      switch (g.kind) {
+        case Segment::Kind::literal:
+          in.insert(in.end(), g.ids.begin(), g.ids.end());
+          break;
+        case Segment::Kind::request:
+          in.insert(in.end(), request.begin(), request.end());
+          break;
+        case Segment::Kind::output:
+          in.insert(in.end(), latest_[g.stage].begin(), latest_[g.stage].end());
+          break;
+        case Segment::Kind::feedback:
+          in.insert(in.end(), previous_[g.stage].begin(), previous_[g.stage].end());
+          break;
+      }
+    }
+    return in;
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  static double ms_since(clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  }
+
+  void run_into(RelayResult& r, std::span<const std::int32_t> request, const RelayOptions& opt) {
+    const auto t0 = clock::now();
+    // Timings are set however the run ends: normal return, early pass, or exception.
+    struct SetTotal {
+      RelayResult& r;
+      clock::time_point t0;
+      ~SetTotal() { r.total_ms = ms_since(t0); }
+    } set_total{r, t0};
+
+    const int n = size();
+    const int loop_from = opt.loop_from.value_or(n > 1 ? 1 : 0);
+    BATON_CHECK(opt.max_cycles >= 1, usage_error, "relay: max_cycles must be >= 1 (got ",
+                opt.max_cycles, ")");
+    BATON_CHECK(loop_from >= 0 && loop_from < n, usage_error, "relay: loop_from ", loop_from,
+                " is not a stage (0..", n - 1, ")");
+    r.stages = n;
+    for (auto& v : latest_) v.clear();
+    for (auto& v : previous_) v.clear();
+
+    for (int cycle = 1; cycle <= opt.max_cycles; ++cycle) {
+      r.cycles = cycle;
+      if (cycle > 1) previous_ = latest_;  // feedback<K> reads what K produced last cycle
+      for (int i = cycle == 1 ? 0 : loop_from; i < n; ++i) {
+        const std::vector<std::int32_t> input = assemble(i, request);
+        StageRun run{i, cycle, stages_[i]->name(), {}, false, static_cast<int>(input.size()), 0};
+        const auto ts = clock::now();
+        try {
+          GreedyResult g = stages_[i]->run(input, 0);
+          run.ids = std::move(g.ids);
+          run.stopped = g.stopped;
+        } catch (...) {
+          run.ms = ms_since(ts);
+          r.runs.push_back(std::move(run));
+          throw;
+        }
+        run.ms = ms_since(ts);
+        latest_[i] = run.ids;
+        r.runs.push_back(std::move(run));
+      }
+      const bool pass = !opt.gate || opt.gate(std::span<const std::int32_t>(latest_[n - 1]));
+      r.verdict = pass ? Verdict::pass : Verdict::fail;
+      if (pass) break;
+    }
+  }
+
+  std::vector<StageBase<B>*> stages_;
+  std::vector<std::vector<std::int32_t>> latest_;    // each stage's latest output
+  std::vector<std::vector<std::int32_t>> previous_;  // ... as of the start of this cycle
+};
+
+}  // namespace baton

@@ -1,0 +1,68 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief RelayResult: what a relay run produced, with its timings however it ended.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "baton/core/error.hpp"
+
+namespace baton {
+
+/// How a relay run ended.
+enum class Verdict {
+  pass,   ///< the gate passed (possibly before the last cycle)
+  fail,   ///< every cycle ran and the gate never passed
+  error   ///< a stage or the gate threw (try_run only); `error` holds the message
+};
+
+inline const char* verdict_name(Verdict v) {
+  return v == Verdict::pass ? "pass" : v == Verdict::fail ? "fail" : "error";
+}
+
+/// One stage's run in one cycle.
+struct StageRun {
+  int stage = 0;
+  int cycle = 1;  ///< 1-based
+  std::string name;
+  std::vector<std::int32_t> ids;  ///< generated ids (stop token excluded)
+  bool stopped = false;           ///< ended on a stop id (else max_new)
+  int input_tokens = 0;
+  double ms = 0;                  ///< wall time of this stage run
+};
+
+struct RelayResult {
+  std::vector<StageRun> runs;  ///< every stage run, in execution order
+  int cycles = 0;              ///< cycles started
+  Verdict verdict = Verdict::fail;
+  std::string error;           ///< message when verdict == error
+  double total_ms = 0;         ///< wall time of the whole run, set however it ended
+  int stages = 0;
+
+  bool passed() const { return verdict == Verdict::pass; }
+
+  /// The latest output of `stage` (in the last cycle it ran).
+  const std::vector<std::int32_t>& output(int stage) const {
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+      if (it->stage == stage) return it->ids;
+    BATON_FAIL(usage_error, "RelayResult: stage ", stage, " has no output");
+  }
+  /// The output of `stage` in 1-based `cycle`.
+  const std::vector<std::int32_t>& output(int stage, int cycle) const {
+    for (const StageRun& r : runs)
+      if (r.stage == stage && r.cycle == cycle) return r.ids;
+    BATON_FAIL(usage_error, "RelayResult: stage ", stage, " did not run in cycle ", cycle);
+  }
+  /// Total wall time of `stage` over all cycles.
+  double stage_ms(int stage) const {
+    double t = 0;
+    for (const StageRun& r : runs)
+      if (r.stage == stage) t += r.ms;
+    return t;
+  }
+};
+
+}  // namespace baton

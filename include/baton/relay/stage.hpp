@@ -1,0 +1,266 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Stage: one adapter with its own pre-warmed KV cache, prefix, input wiring and limits.
+///
+/// Life of a stage: constructed cold → prewarm() computes the prefix once into the cache's
+/// shared region (warm) → any number of requests, each on a slot that rewinds to the prefix
+/// length → set_slice() with new adapter weights makes it cold again (the old prefix KV was
+/// computed through the old adapter) → prewarm() again starts from an empty cache.
+/// A request is a Session: begin() prefills its input, step() generates one token, finish()
+/// hands back the ids. run() is that loop; several sessions on different slots may interleave.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/core/error.hpp"
+#include "baton/intercept/interceptor.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/model/decode.hpp"
+#include "baton/relay/segments.hpp"
+
+namespace baton {
+
+/// Generation limits of a stage.
+struct StageLimits {
+  int max_new = 64;                    ///< tokens a request may generate
+  std::vector<std::int32_t> stop_ids;  ///< any of these ends a request (not part of the output)
+};
+
+/// What the relay engine needs from a stage, whatever its slice, cache and input types.
+/// (Stage-level calls only: one virtual call per stage run, nothing per token.)
+template <Backend B>
+class StageBase {
+ public:
+  virtual ~StageBase() = default;
+  virtual const std::string& name() const = 0;
+  virtual const std::vector<Segment>& input_segments() const = 0;
+  virtual void prewarm() = 0;
+  virtual bool warm() const = 0;
+  /// The shared model's address: every stage of a relay must use the same one.
+  virtual const void* model_identity() const = 0;
+  /// Serves one request on `slot`: input ids in, generated ids out.
+  virtual GreedyResult run(std::span<const std::int32_t> input, int slot) = 0;
+};
+
+template <class StageT>
+class Session;
+
+/// One stage of a relay.
+/// @tparam Model  BaseModel<B, S>, shared (by reference) with the other stages
+/// @tparam Slice  LoraSlice<Rank, B>, owned: the stage's adapter
+/// @tparam Cache  KvBuffer<Layout, B>, owned: the stage's prefix + slots
+/// @tparam In     wire::Input<Segs...> (checked at compile time) or wire::DynamicInput
+/// @tparam Chain  step interceptors (NoInterceptors: exact greedy)
+template <class Model, class Slice, class Cache, class In = wire::DynamicInput,
+          InterceptorChain Chain = NoInterceptors>
+class Stage final : public StageBase<typename Model::backend> {
+ public:
+  using backend = typename Model::backend;
+  using model_type = Model;
+  using slice_type = Slice;
+  using cache_type = Cache;
+  using input_type = In;
+  using chain_type = Chain;
+  using session_type = Session<Stage>;
+  static_assert(std::is_same_v<typename Slice::backend, backend> &&
+                    std::is_same_v<typename Cache::backend, backend>,
+                "Stage: the model, its slice and its cache must live on the same backend");
+
+  /// Builds a cold stage. Throws capacity_error if `prefix` cannot fit the cache's prefix
+  /// region (both sizes in the message).
+  Stage(std::string name, const Model& model, Slice slice, KvShape shape,
+        std::vector<std::int32_t> prefix, In input, StageLimits limits, Chain chain = {})
+      : name_(std::move(name)),
+        model_(&model),
+        slice_(std::move(slice)),
+        cache_(model.config(), shape),
+        prefix_(std::move(prefix)),
+        input_(std::move(input)),
+        segments_(wire::to_segments(input_)),
+        limits_(std::move(limits)),
+        chain_(std::move(chain)),
+        workspaces_(shape.slots),
+        busy_(shape.slots, false) {
+    check_prefix_fits();
+    BATON_CHECK(limits_.max_new > 0, config_error, "stage '", name_, "': max_new must be > 0 (got ",
+                limits_.max_new, ")");
+  }
+
+  Stage(const Stage&) = delete;
+  Stage& operator=(const Stage&) = delete;
+
+  // ---- lifecycle ---------------------------------------------------------------------
+  /// Computes the prefix once into the cache's shared region, from an empty cache.
+  void prewarm() override {
+    for (std::size_t i = 0; i < busy_.size(); ++i)
+      BATON_CHECK(!busy_[i], usage_error, "stage '", name_, "': cannot pre-warm while slot ", i,
+                  " serves a request");
+    warm_ = false;
+    check_prefix_fits();
+    cache_.reset_prefix();  // the only place positions go back to 0
+    if (!prefix_.empty()) {
+      forward(*model_, workspaces_[0], slice_, cache_, KvTarget::prefix(), 0,
+              std::span<const std::int32_t>(prefix_), Logits::none);
+    }
+    cache_.freeze_prefix();
+    warm_ = true;
+  }
+  bool warm() const override { return warm_; }
+  const void* model_identity() const override { return model_; }
+
+  /// Replaces the adapter. The prefix KV was computed through the old one, so the stage is
+  /// cold until prewarm() runs again.
+  void set_slice(Slice slice) {
+    slice_ = std::move(slice);
+    warm_ = false;
+  }
+  /// Replaces the prefix ids (cold until prewarm()).
+  void set_prefix(std::vector<std::int32_t> prefix) {
+    prefix_ = std::move(prefix);
+    warm_ = false;
+    check_prefix_fits();
+  }
+
+  // ---- requests ---------------------------------------------------------------------
+  /// Starts a request on `slot`: rewinds the slot to the prefix and prefills `input`.
+  session_type begin(std::span<const std::int32_t> input, int slot = 0) {
+    BATON_CHECK(warm_, usage_error, "stage '", name_,
+                "' is cold (not pre-warmed since it was built or its adapter/prefix changed); "
+                "call prewarm() first");
+    BATON_CHECK(slot >= 0 && slot < cache_.num_slots(), usage_error, "stage '", name_, "': slot ",
+                slot, " out of range (", cache_.num_slots(), " slots)");
+    BATON_CHECK(!busy_[slot], usage_error, "stage '", name_, "': slot ", slot,
+                " already serves a request");
+    BATON_CHECK(!input.empty(), usage_error, "stage '", name_, "': empty input");
+    BATON_CHECK(static_cast<long long>(input.size()) <= cache_.shape().tail_capacity,
+                capacity_error, "stage '", name_, "': input of ", input.size(),
+                " tokens does not fit the slot capacity of ", cache_.shape().tail_capacity);
+    cache_.rewind(slot);
+    session_type s(*this, slot);
+    s.decoder_.prefill(input, cache_.prefix_length());
+    return s;
+  }
+
+  /// One decode step of `s`: the chain may supply the token; otherwise greedy. Returns
+  /// whether the request goes on.
+  bool step(session_type& s) {
+    auto& d = s.decoder_;
+    if (d.done()) return false;
+    const StepView view{d.steps(), d.position(), d.logits()};
+    const std::optional<std::int32_t> forced = chain_.before_step(s.chain_state_, view);
+    const std::int32_t token = forced ? *forced : d.greedy_choice();
+    chain_.after_step(s.chain_state_, view, token);
+    d.accept(token);
+    return !d.done();
+  }
+
+  /// Ends `s` and hands back what it generated; the slot is free again.
+  GreedyResult finish(session_type& s) { return s.release(); }
+
+  /// begin + step until done + finish.
+  GreedyResult run(std::span<const std::int32_t> input, int slot = 0) override {
+    session_type s = begin(input, slot);
+    while (step(s)) {
+    }
+    return finish(s);
+  }
+
+  // ---- facts ------------------------------------------------------------------------
+  const std::string& name() const override { return name_; }
+  const std::vector<Segment>& input_segments() const override { return segments_; }
+  const Model& model() const { return *model_; }
+  const Slice& slice() const { return slice_; }
+  const Cache& cache() const { return cache_; }
+  const std::vector<std::int32_t>& prefix() const { return prefix_; }
+  const StageLimits& limits() const { return limits_; }
+  const Chain& chain() const { return chain_; }
+
+ private:
+  friend session_type;
+
+  void check_prefix_fits() const {
+    BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,
+                capacity_error, "stage '", name_, "': the prefix has ", prefix_.size(),
+                " tokens but the cache's prefix capacity is ", cache_.shape().prefix_capacity);
+  }
+
+  std::string name_;
+  const Model* model_;
+  Slice slice_;
+  Cache cache_;
+  std::vector<std::int32_t> prefix_;
+  In input_;
+  std::vector<Segment> segments_;
+  StageLimits limits_;
+  Chain chain_;
+  GreedyOptions options_{limits_.max_new, limits_.stop_ids};
+  std::vector<Workspace<backend>> workspaces_;  // one per slot: sessions never share logits
+  std::vector<bool> busy_;
+  bool warm_ = false;
+};
+
+/// A request in flight on one slot of a stage. Move-only; the slot is released when the
+/// session finishes or is destroyed (also when an exception abandons it).
+template <class StageT>
+class Session {
+ public:
+  Session(Session&& o) noexcept
+      : stage_(std::exchange(o.stage_, nullptr)),
+        slot_(o.slot_),
+        decoder_(std::move(o.decoder_)),
+        chain_state_(std::move(o.chain_state_)) {}
+  Session& operator=(Session&&) = delete;
+  Session(const Session&) = delete;
+  ~Session() {
+    if (stage_) stage_->busy_[slot_] = false;
+  }
+
+  int slot() const { return slot_; }
+  bool done() const { return decoder_.done(); }
+  /// Ids generated so far.
+  std::span<const std::int32_t> ids() const { return decoder_.result().ids; }
+  const typename StageT::chain_type::state_type& chain_state() const { return chain_state_; }
+
+ private:
+  friend StageT;
+  using Dec = Decoder<typename StageT::model_type, typename StageT::slice_type,
+                      typename StageT::cache_type>;
+
+  Session(StageT& stage, int slot)
+      : stage_(&stage),
+        slot_(slot),
+        decoder_(*stage.model_, stage.slice_, stage.cache_, stage.workspaces_[slot],
+                 KvTarget::in_slot(slot), stage.options_) {
+    stage.busy_[slot] = true;
+  }
+
+  GreedyResult release() {
+    GreedyResult r = decoder_.take_result();
+    if (stage_) stage_->busy_[slot_] = false;
+    stage_ = nullptr;
+    return r;
+  }
+
+  StageT* stage_;
+  int slot_;
+  Dec decoder_;
+  typename StageT::chain_type::state_type chain_state_{};
+};
+
+/// Builds a Stage deducing its types: `make_stage<Cache>("reason", model, slice, shape,
+/// prefix, wire::input(wire::request, wire::out<0>), {.max_new = 64})`.
+template <class Cache, class Model, class Slice, class In, class Chain = NoInterceptors>
+auto make_stage(std::string name, const Model& model, Slice slice, KvShape shape,
+                std::vector<std::int32_t> prefix, In input, StageLimits limits, Chain chain = {}) {
+  return Stage<Model, Slice, Cache, In, Chain>(std::move(name), model, std::move(slice), shape,
+                                               std::move(prefix), std::move(input),
+                                               std::move(limits), std::move(chain));
+}
+
+}  // namespace baton
