@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     std::size_t bytes = 0;
     auto u32 = [&](std::size_t& o) {
       std::uint32_t v = 0;
-      for (int k = 0; k < 4; ++k) v |= std::uint32_t(static_cast<unsigned char>(b[o + k])) << (8 * k);
+      for (int k = 0; k < 4; ++k)
+        v |= std::uint32_t(static_cast<unsigned char>(b[o + k])) << (8 * k);
       o += 4;
       return v;
     };
@@ -69,8 +70,8 @@ int main(int argc, char** argv) {
               << ",\"bytes\":" << bytes << ",\"tokens\":" << tokens << ",\"runs\":" << runs
               << ",\"regex_jit\":" << (tok.regex_jit() ? "true" : "false")
               << ",\"median_s\":" << med << ",\"mb_per_s\":" << bytes / med / 1e6
-              << ",\"tokens_per_s\":" << tokens / med << ",\"cold_first_run_mb_per_s\":"
-              << bytes / cold / 1e6 << ",\"run_s\":[";
+              << ",\"tokens_per_s\":" << tokens / med
+              << ",\"cold_first_run_mb_per_s\":" << bytes / cold / 1e6 << ",\"run_s\":[";
     for (std::size_t k = 0; k < warm.size(); ++k) std::cout << (k ? "," : "") << warm[k];
     std::cout << "]}\n";
   } catch (const std::exception& e) {

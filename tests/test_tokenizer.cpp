@@ -46,8 +46,8 @@ TEST_CASE("BPE merges apply lowest rank first") {
   CHECK(tok.encode("the and in") == Ids{116, 257, 262, 32, 259});
   // "  the": \s+(?!\S) takes one space, then " the" merges Ġ+t, h+e, Ġt+he.
   CHECK(tok.encode("  the") == Ids{32, 258});
-  CHECK(tok.encode("    ") == Ids{264});  // Ġ+Ġ twice, then ĠĠ+ĠĠ
-  CHECK(tok.encode("12") == Ids{49, 50});   // Qwen's regex splits every digit: no 1+2 merge
+  CHECK(tok.encode("    ") == Ids{264});   // Ġ+Ġ twice, then ĠĠ+ĠĠ
+  CHECK(tok.encode("12") == Ids{49, 50});  // Qwen's regex splits every digit: no 1+2 merge
   CHECK(tok.encode("") == Ids{});
   CHECK(tok.encode("é") == Ids{0xC3, 0xA9});  // bytes of U+00E9
   CHECK(tok.vocab_size() == 277);
@@ -59,8 +59,8 @@ TEST_CASE("BPE merges apply lowest rank first") {
 TEST_CASE("added tokens: longest first, case-sensitive, flags as Hugging Face applies them") {
   const auto tok = Tokenizer::from_file(kData + "/flags_tokenizer.json");
   CHECK(tok.encode("<s>x <s>y") == Ids{275, 32, 269, 121});
-  CHECK(tok.encode("<S>") == Ids{60, 83, 62});  // wrong case is text
-  CHECK(tok.encode("<s") == Ids{60, 115});       // partial tag is text
+  CHECK(tok.encode("<S>") == Ids{60, 83, 62});                  // wrong case is text
+  CHECK(tok.encode("<s") == Ids{60, 115});                      // partial tag is text
   CHECK(tok.encode("x <lstrip> y") == Ids{120, 271, 32, 121});  // the space before is eaten
   CHECK(tok.encode("y<rstrip>  z") == Ids{121, 272, 122});      // the spaces after are eaten
   CHECK(tok.encode("a <both> b") == Ids{97, 273, 98});
@@ -99,10 +99,10 @@ TEST_CASE("decode, skip_special and the incremental decoder") {
 
 TEST_CASE("GPT-2 style: ByteLevel regex, add_prefix_space, ignore_merges, merges as pairs") {
   const auto tok = Tokenizer::from_file(kData + "/gpt2_style_tokenizer.json");
-  CHECK(tok.encode("the") == Ids{258});           // prefix space: " the"
-  CHECK(tok.encode(" there") == Ids{269});        // in the vocabulary: taken whole
+  CHECK(tok.encode("the") == Ids{258});                            // prefix space: " the"
+  CHECK(tok.encode(" there") == Ids{269});                         // in the vocabulary: taken whole
   CHECK(tok.encode("the<|endoftext|>the") == Ids{258, 270, 258});  // prefix space per segment
-  CHECK(tok.encode("the", true) == Ids{258});     // a ByteLevel post-processor adds nothing
+  CHECK(tok.encode("the", true) == Ids{258});  // a ByteLevel post-processor adds nothing
 }
 
 TEST_CASE("both merge encodings and both merge strategies agree") {
@@ -121,7 +121,8 @@ TEST_CASE("both merge encodings and both merge strategies agree") {
       [] {
         baton::text::TokenIdMap v;
         baton::text::ByteLevelAlphabet a;
-        for (int b = 0; b < 256; ++b) v.emplace(std::string(a.symbol(static_cast<std::uint8_t>(b))), b);
+        for (int b = 0; b < 256; ++b)
+          v.emplace(std::string(a.symbol(static_cast<std::uint8_t>(b))), b);
         v.emplace("ab", 256);
         v.emplace("ba", 257);
         v.emplace("aa", 258);
@@ -156,9 +157,9 @@ TEST_CASE("invalid UTF-8 is rejected with its byte offset") {
   using baton::text::first_invalid_utf8;
   using baton::text::replace_invalid_utf8;
   CHECK(first_invalid_utf8("abc\xC3\xA9") == std::string_view::npos);
-  CHECK(first_invalid_utf8("\xC0\xAF") == 0);           // overlong
-  CHECK(first_invalid_utf8("x\xED\xA0\x80") == 1);      // surrogate
-  CHECK(first_invalid_utf8("\xF4\x90\x80\x80") == 0);   // above U+10FFFF
+  CHECK(first_invalid_utf8("\xC0\xAF") == 0);          // overlong
+  CHECK(first_invalid_utf8("x\xED\xA0\x80") == 1);     // surrogate
+  CHECK(first_invalid_utf8("\xF4\x90\x80\x80") == 0);  // above U+10FFFF
   // Maximal subparts become one U+FFFD each (WHATWG / JavaScript TextDecoder).
   CHECK(replace_invalid_utf8("a\xE2\x82 b") == "a\xEF\xBF\xBD b");
   CHECK(replace_invalid_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");
@@ -176,23 +177,38 @@ TEST_CASE("unsupported tokenizer kinds are rejected by name") {
     return error_of([&] { (void)Tokenizer::from_json(j, "edited.json"); });
   };
   using J = nlohmann::json;
-  CHECK(with([](J& j) { j["model"]["type"] = "Unigram"; }).find("\"Unigram\"") != std::string::npos);
-  CHECK(with([](J& j) { j["model"]["type"] = "WordPiece"; }).find("\"WordPiece\"") != std::string::npos);
-  CHECK(with([](J& j) { j["model"]["byte_fallback"] = true; }).find("byte_fallback") != std::string::npos);
-  CHECK(with([](J& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}}; })
-            .find("\"Metaspace\"") != std::string::npos);
-  CHECK(with([](J& j) { j["pre_tokenizer"]["pretokenizers"].erase(1); }).find("no ByteLevel") != std::string::npos);
-  CHECK(with([](J& j) { j["decoder"] = {{"type", "Metaspace"}}; }).find("Metaspace") != std::string::npos);
-  CHECK(with([](J& j) { j["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"; })
-            .find("\"Removed\"") != std::string::npos);
-  CHECK(with([](J& j) { j["normalizer"] = {{"type", "Lowercase"}}; }).find("\"Lowercase\"") != std::string::npos);
-  CHECK(with([](J& j) { j["post_processor"] = {{"type", "RobertaProcessing"}}; })
-            .find("RobertaProcessing") != std::string::npos);
-  CHECK(with([](J& j) { j["added_tokens"][0]["id"] = 300; }).find("would assign it id 269") != std::string::npos);
-  CHECK(with([](J& j) { j["model"]["merges"][0] = "a b c"; }).find("merges[0]") != std::string::npos);
-  CHECK(with([](J& j) { j["model"]["merges"].push_back("q z"); }).find("not in model.vocab") != std::string::npos);
-  CHECK(with([](J& j) { j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(unclosed"; })
-            .find("does not compile") != std::string::npos);
+  CHECK(with([](J& j) { j["model"]["type"] = "Unigram"; }).find("\"Unigram\"") !=
+        std::string::npos);
+  CHECK(with([](J& j) { j["model"]["type"] = "WordPiece"; }).find("\"WordPiece\"") !=
+        std::string::npos);
+  CHECK(with([](J& j) { j["model"]["byte_fallback"] = true; }).find("byte_fallback") !=
+        std::string::npos);
+  CHECK(with([](J& j) {
+          j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}};
+        }).find("\"Metaspace\"") != std::string::npos);
+  CHECK(with([](J& j) { j["pre_tokenizer"]["pretokenizers"].erase(1); }).find("no ByteLevel") !=
+        std::string::npos);
+  CHECK(with([](J& j) {
+          j["decoder"] = {{"type", "Metaspace"}};
+        }).find("Metaspace") != std::string::npos);
+  CHECK(with([](J& j) {
+          j["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed";
+        }).find("\"Removed\"") != std::string::npos);
+  CHECK(with([](J& j) {
+          j["normalizer"] = {{"type", "Lowercase"}};
+        }).find("\"Lowercase\"") != std::string::npos);
+  CHECK(with([](J& j) {
+          j["post_processor"] = {{"type", "RobertaProcessing"}};
+        }).find("RobertaProcessing") != std::string::npos);
+  CHECK(with([](J& j) { j["added_tokens"][0]["id"] = 300; }).find("would assign it id 269") !=
+        std::string::npos);
+  CHECK(with([](J& j) { j["model"]["merges"][0] = "a b c"; }).find("merges[0]") !=
+        std::string::npos);
+  CHECK(with([](J& j) { j["model"]["merges"].push_back("q z"); }).find("not in model.vocab") !=
+        std::string::npos);
+  CHECK(with([](J& j) {
+          j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(unclosed";
+        }).find("does not compile") != std::string::npos);
   CHECK_THROWS_AS((void)Tokenizer::from_file(kData + "/missing.json"), baton::io_error);
 }
 
@@ -231,6 +247,7 @@ TEST_CASE("ChatML: turns, prefix, assistant header and stop id as ids") {
   CHECK(chat.prefix("sys", shots) == tok.encode(rendered));
   auto req = chat.user_request("q");
   CHECK(req == tok.encode("<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"));
-  CHECK(error_of([&] { baton::ChatMl bad(Tokenizer::from_file(kData + "/flags_tokenizer.json")); })
-            .find("ChatML") != std::string::npos);
+  CHECK(error_of([&] {
+          baton::ChatMl bad(Tokenizer::from_file(kData + "/flags_tokenizer.json"));
+        }).find("ChatML") != std::string::npos);
 }

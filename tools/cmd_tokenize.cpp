@@ -124,11 +124,12 @@ std::vector<std::int32_t> parse_ids(const std::string& in) {
     std::int32_t v = 0;
     const auto [end, ec] = std::from_chars(in.data() + i, in.data() + in.size(), v);
     const std::size_t stop = static_cast<std::size_t>(end - in.data());
-    const bool separated = stop == in.size() || std::string_view(" \t\r\n,").find(in[stop]) !=
-                                                    std::string_view::npos;
+    const bool separated =
+        stop == in.size() || std::string_view(" \t\r\n,").find(in[stop]) != std::string_view::npos;
     if (ec != std::errc() || v < 0 || !separated) {
       const std::size_t tok_end = in.find_first_of(" \t\r\n,", i);
-      BATON_FAIL(baton::format_error, "stdin: \"", in.substr(i, tok_end == std::string::npos ? std::string::npos : tok_end - i),
+      BATON_FAIL(baton::format_error, "stdin: \"",
+                 in.substr(i, tok_end == std::string::npos ? std::string::npos : tok_end - i),
                  "\" at byte offset ", i, " is not a token id");
     }
     ids.push_back(v);
@@ -142,9 +143,9 @@ std::vector<std::int32_t> parse_ids(const std::string& in) {
 int cmd_tokenize(int argc, char** argv) {
   std::string file;
   bool add_special = false, json = false, replace = false;
-  if (const int rc = parse(argc, argv, kTokenizeUsage, file,
-                           {{"--add-special", &add_special}, {"--json", &json},
-                            {"--replace-invalid", &replace}});
+  if (const int rc = parse(
+          argc, argv, kTokenizeUsage, file,
+          {{"--add-special", &add_special}, {"--json", &json}, {"--replace-invalid", &replace}});
       rc >= 0)
     return rc;
   const auto tok = baton::Tokenizer::from_file(file);

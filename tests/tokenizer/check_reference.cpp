@@ -28,7 +28,8 @@ std::string read_all(const std::string& path) {
 
 std::uint32_t read_u32(const std::string& b, std::size_t& o) {
   std::uint32_t v = 0;
-  for (int k = 0; k < 4; ++k) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + k])) << (8 * k);
+  for (int k = 0; k < 4; ++k)
+    v |= static_cast<std::uint32_t>(static_cast<unsigned char>(b[o + k])) << (8 * k);
   o += 4;
   return v;
 }
@@ -37,14 +38,18 @@ std::string escape(std::string_view s, std::size_t max = 300) {
   std::string out;
   for (std::size_t i = 0; i < s.size() && i < max; ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
-    } else out.push_back(static_cast<char>(c));
+    } else
+      out.push_back(static_cast<char>(c));
   }
   if (s.size() > max) out += "...";
   return out;
@@ -69,7 +74,8 @@ int main(int argc, char** argv) {
   while (!status.empty() && (status.back() == '\n' || status.back() == ' ')) status.pop_back();
   if (status != "ok") {
     std::cout << "SKIPPED: reference tokenizers unavailable: "
-              << (status.empty() ? std::string("setup did not run (no status file)") : status) << "\n";
+              << (status.empty() ? std::string("setup did not run (no status file)") : status)
+              << "\n";
     return 77;
   }
   try {
@@ -87,7 +93,8 @@ int main(int argc, char** argv) {
       o += bl;
     }
     if (texts.size() != cases.size()) {
-      std::cerr << "corpus has " << texts.size() << " cases, reference has " << cases.size() << "\n";
+      std::cerr << "corpus has " << texts.size() << " cases, reference has " << cases.size()
+                << "\n";
       return 1;
     }
     // The NFC that encode applies: round trips are compared against normalized text.
@@ -102,9 +109,9 @@ int main(int argc, char** argv) {
     std::size_t mismatches = 0, invalid_cases = 0, bytes = 0, tokens = 0, js_disagree = 0;
     std::string first;
     auto report = [&](const std::string& name, const std::string& text, const std::string& what) {
-      if (++mismatches == 1)
-        first = "case \"" + name + "\" text \"" + escape(text) + "\": " + what;
-      if (mismatches <= 10) std::cout << "  mismatch in case \"" << name << "\": " << what.substr(0, 300) << "\n";
+      if (++mismatches == 1) first = "case \"" + name + "\" text \"" + escape(text) + "\": " + what;
+      if (mismatches <= 10)
+        std::cout << "  mismatch in case \"" << name << "\": " << what.substr(0, 300) << "\n";
     };
     auto compare = [&](const std::string& name, const std::string& text, const char* label,
                        const std::vector<std::int32_t>& got, const nlohmann::json& want_j) {
@@ -112,10 +119,10 @@ int main(int argc, char** argv) {
       if (got == want) return;
       std::size_t at = 0;
       while (at < got.size() && at < want.size() && got[at] == want[at]) ++at;
-      report(name, text, std::string(label) + " differ at index " + std::to_string(at) +
-                             " (baton " + std::to_string(got.size()) + " ids, reference " +
-                             std::to_string(want.size()) + ")\n  reference " + ids_around(want, at) +
-                             "\n  baton     " + ids_around(got, at));
+      report(name, text,
+             std::string(label) + " differ at index " + std::to_string(at) + " (baton " +
+                 std::to_string(got.size()) + " ids, reference " + std::to_string(want.size()) +
+                 ")\n  reference " + ids_around(want, at) + "\n  baton     " + ids_around(got, at));
     };
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -131,7 +138,8 @@ int main(int argc, char** argv) {
         try {
           (void)tok.encode(raw);
         } catch (const baton::tokenizer_error& e) {
-          threw = std::string(e.what()).find("byte offset " + std::to_string(bad)) != std::string::npos;
+          threw =
+              std::string(e.what()).find("byte offset " + std::to_string(bad)) != std::string::npos;
         }
         if (!threw) report(name, raw, "invalid UTF-8 was not rejected with its byte offset");
         text = baton::text::replace_invalid_utf8(raw);
@@ -143,10 +151,13 @@ int main(int argc, char** argv) {
       tokens += ids.size();
       const std::string decoded = tok.decode(ids);
       if (decoded != c.at("decoded").get<std::string>())
-        report(name, text, "decode differs from the reference's decode: \"" + escape(decoded) + "\"");
+        report(name, text,
+               "decode differs from the reference's decode: \"" + escape(decoded) + "\"");
       std::string expect = text;
       if (nfc) baton::text::Normalizer::from_json(file["normalizer"], "nfc").apply(text, expect);
-      if (round_trips && decoded != expect) report(name, text, "round trip decode(encode(x)) != x (NFC'd when the tokenizer normalizes)");
+      if (round_trips && decoded != expect)
+        report(name, text,
+               "round trip decode(encode(x)) != x (NFC'd when the tokenizer normalizes)");
       // Streaming decode: only complete UTF-8 per step, same bytes in the end.
       auto inc = tok.incremental_decoder();
       std::string streamed;
@@ -160,7 +171,8 @@ int main(int argc, char** argv) {
       if (streamed != decoded) report(name, text, "incremental decode differs from decode");
       if (c.contains("js_ids") && !c["js_ids"].is_null() && c["js_ids"] != c["ids"]) ++js_disagree;
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << argv[2] << "\n  cases: " << texts.size() << " (" << invalid_cases
               << " with invalid UTF-8), bytes: " << bytes << ", tokens: " << tokens
               << "\n  mismatches against Hugging Face tokenizers (Rust): " << mismatches

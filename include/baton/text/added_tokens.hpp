@@ -41,8 +41,8 @@ struct Segment {
 /// Rust's char::is_whitespace (the Unicode White_Space property).
 inline bool is_unicode_whitespace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
 }
 
 /// A word character for single_word matching, as Hugging Face decides it: '_' or Rust's
@@ -111,8 +111,8 @@ class AddedTokenMatcher {
         continue;
       }
       std::size_t start = pos, stop = pos + hit->content.size();
-      if (hit->single_word && (ends_with_word(text.substr(0, start)) ||
-                               starts_with_word(text.substr(stop)))) {
+      if (hit->single_word &&
+          (ends_with_word(text.substr(0, start)) || starts_with_word(text.substr(stop)))) {
         // Not a whole word: Hugging Face skips this match and resumes after it.
         pos = stop;
         continue;

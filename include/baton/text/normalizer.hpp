@@ -38,19 +38,25 @@ class Normalizer {
   static std::string apply_one(NormalForm form, std::string_view text) {
     int options = UTF8PROC_STABLE;
     switch (form) {
-      case NormalForm::nfc: options |= UTF8PROC_COMPOSE; break;
-      case NormalForm::nfd: options |= UTF8PROC_DECOMPOSE; break;
-      case NormalForm::nfkc: options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
-      case NormalForm::nfkd: options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
+      case NormalForm::nfc:
+        options |= UTF8PROC_COMPOSE;
+        break;
+      case NormalForm::nfd:
+        options |= UTF8PROC_DECOMPOSE;
+        break;
+      case NormalForm::nfkc:
+        options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+        break;
+      case NormalForm::nfkd:
+        options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+        break;
     }
     utf8proc_uint8_t* out = nullptr;
-    const utf8proc_ssize_t n =
-        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                     static_cast<utf8proc_ssize_t>(text.size()), &out,
-                     static_cast<utf8proc_option_t>(options));
+    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                            static_cast<utf8proc_ssize_t>(text.size()), &out,
+                                            static_cast<utf8proc_option_t>(options));
     // The caller validated UTF-8 already, so a failure here is utf8proc's, not the input's.
-    BATON_CHECK(n >= 0, tokenizer_error, "utf8proc normalization failed: ",
-                utf8proc_errmsg(n));
+    BATON_CHECK(n >= 0, tokenizer_error, "utf8proc normalization failed: ", utf8proc_errmsg(n));
     std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> guard(out, &std::free);
     return std::string(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
   }
@@ -79,8 +85,8 @@ class Normalizer {
  private:
   void add(const nlohmann::json& j, std::string_view source) {
     if (j.is_null()) return;
-    BATON_CHECK(j.is_object() && j.contains("type") && j["type"].is_string(), format_error,
-                source, ": normalizer must be null or an object with a \"type\"");
+    BATON_CHECK(j.is_object() && j.contains("type") && j["type"].is_string(), format_error, source,
+                ": normalizer must be null or an object with a \"type\"");
     const std::string type = j["type"].get<std::string>();
     if (type == "Sequence") {
       BATON_CHECK(j.contains("normalizers") && j["normalizers"].is_array(), format_error, source,

@@ -35,9 +35,8 @@ class Regex {
   Regex(std::string_view pattern, std::string_view source) : pattern_(pattern) {
     int code = 0;
     PCRE2_SIZE offset = 0;
-    pcre2_code* re =
-        pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                      PCRE2_UTF | PCRE2_UCP, &code, &offset, nullptr);
+    pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   PCRE2_UTF | PCRE2_UCP, &code, &offset, nullptr);
     if (!re) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(code, msg, sizeof msg);
@@ -70,11 +69,10 @@ class Regex {
     /// `text` must be valid UTF-8 (checked by the caller, so PCRE2 does not re-check it).
     bool find(std::string_view text, std::size_t start, std::size_t& begin, std::size_t& end) {
       const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-      const int rc =
-          re_->jit_ ? pcre2_jit_match(re_->code_.get(), subject, text.size(), start, 0,
-                                      data_.get(), re_->context_.get())
-                    : pcre2_match(re_->code_.get(), subject, text.size(), start,
-                                  PCRE2_NO_UTF_CHECK, data_.get(), re_->context_.get());
+      const int rc = re_->jit_ ? pcre2_jit_match(re_->code_.get(), subject, text.size(), start, 0,
+                                                 data_.get(), re_->context_.get())
+                               : pcre2_match(re_->code_.get(), subject, text.size(), start,
+                                             PCRE2_NO_UTF_CHECK, data_.get(), re_->context_.get());
       if (rc == PCRE2_ERROR_NOMATCH) return false;
       if (rc < 0) {
         PCRE2_UCHAR msg[256];
@@ -182,7 +180,8 @@ class PreTokenizer {
 
   void add(const nlohmann::json& j, std::string_view source, bool first) {
     BATON_CHECK(j.is_object() && j.contains("type") && j["type"].is_string(), tokenizer_error,
-                source, ": pre_tokenizer must be an object with a \"type\" (a byte-level BPE "
+                source,
+                ": pre_tokenizer must be an object with a \"type\" (a byte-level BPE "
                 "tokenizer needs a ByteLevel pre-tokenizer)");
     const std::string type = j["type"].get<std::string>();
     if (type == "Sequence") {
@@ -208,8 +207,9 @@ class PreTokenizer {
       } else if (pat.contains("String")) {
         splits_.emplace_back(quote_literal(pat["String"].get<std::string>()), source);
       } else {
-        BATON_FAIL(format_error, source, ": pre_tokenizer Split pattern needs \"Regex\" or "
-                                         "\"String\"");
+        BATON_FAIL(format_error, source,
+                   ": pre_tokenizer Split pattern needs \"Regex\" or "
+                   "\"String\"");
       }
     } else if (type == "ByteLevel") {
       byte_level_ = true;

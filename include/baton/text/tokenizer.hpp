@@ -273,8 +273,8 @@ class Tokenizer {
     }
 
     void load_model(const nlohmann::json& j, std::string_view src) {
-      BATON_CHECK(j.is_object() && j.contains("model") && j["model"].is_object(), format_error,
-                  src, ": no \"model\" object");
+      BATON_CHECK(j.is_object() && j.contains("model") && j["model"].is_object(), format_error, src,
+                  ": no \"model\" object");
       const auto& m = j["model"];
       std::string type = m.value("type", std::string());
       if (type.empty() && m.contains("merges")) type = "BPE";  // old files omit the tag
@@ -284,13 +284,14 @@ class Tokenizer {
                   ": model.byte_fallback is true (a sentencepiece/Llama-2-style BPE), not "
                   "supported: baton implements byte-level BPE");
       if (m.contains("dropout") && !m["dropout"].is_null())
-        BATON_CHECK(m["dropout"].get<double>() == 0.0, tokenizer_error, src,
-                    ": model.dropout ", m["dropout"].dump(), " is not supported (encoding "
+        BATON_CHECK(m["dropout"].get<double>() == 0.0, tokenizer_error, src, ": model.dropout ",
+                    m["dropout"].dump(),
+                    " is not supported (encoding "
                     "must be deterministic)");
       for (const char* field : {"continuing_subword_prefix", "end_of_word_suffix"}) {
         if (m.contains(field) && m[field].is_string())
-          BATON_CHECK(m[field].get<std::string>().empty(), tokenizer_error, src, ": model.",
-                      field, " \"", m[field].get<std::string>(), "\" is not supported");
+          BATON_CHECK(m[field].get<std::string>().empty(), tokenizer_error, src, ": model.", field,
+                      " \"", m[field].get<std::string>(), "\" is not supported");
       }
       BATON_CHECK(m.contains("vocab") && m["vocab"].is_object(), format_error, src,
                   ": model.vocab must be an object {token: id}");
@@ -350,11 +351,11 @@ class Tokenizer {
       std::int64_t next_free = static_cast<std::int64_t>(bpe.vocab().size()), max_assigned = -1;
       for (const auto& e : j["added_tokens"]) {
         text::AddedToken t;
-        BATON_CHECK(e.is_object() && e.contains("id") && e.contains("content"), format_error,
-                    src, ": added_tokens entry ", e.dump(), " needs \"id\" and \"content\"");
+        BATON_CHECK(e.is_object() && e.contains("id") && e.contains("content"), format_error, src,
+                    ": added_tokens entry ", e.dump(), " needs \"id\" and \"content\"");
         const auto id = e["id"].get<std::int64_t>();
-        BATON_CHECK(id >= 0 && id < (std::int64_t{1} << 30), format_error, src,
-                    ": added token id ", id, " is out of range");
+        BATON_CHECK(id >= 0 && id < (std::int64_t{1} << 30), format_error, src, ": added token id ",
+                    id, " is out of range");
         t.id = static_cast<std::int32_t>(id);
         t.content = e["content"].get<std::string>();
         BATON_CHECK(!t.content.empty(), format_error, src, ": added token ", id,
@@ -363,10 +364,9 @@ class Tokenizer {
                     src, ": added token ", id, " content is not valid UTF-8");
         {
           const auto in_vocab = bpe.vocab().find(t.content);
-          const std::int64_t expected =
-              in_vocab != bpe.vocab().end()
-                  ? in_vocab->second
-                  : std::max(next_free, max_assigned + 1);
+          const std::int64_t expected = in_vocab != bpe.vocab().end()
+                                            ? in_vocab->second
+                                            : std::max(next_free, max_assigned + 1);
           BATON_CHECK(id == expected, tokenizer_error, src, ": added token \"", t.content,
                       "\" has id ", id, " but Hugging Face would assign it id ", expected,
                       " (added tokens outside the vocabulary must take consecutive ids after it)");
