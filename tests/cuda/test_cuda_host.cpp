@@ -14,14 +14,18 @@
 using baton::DevicePtr;
 
 template <class P>
-concept Dereferenceable = requires(P p) { *p; };
+concept Dereferenceable = requires(P p) {
+  *p;
+};
 template <class P>
-concept Indexable = requires(P p) { p[0]; };
+concept Indexable = requires(P p) {
+  p[0];
+};
 
 static_assert(baton::Backend<baton::cuda> && baton::Backend<baton::host>);
 static_assert(baton::cuda::name == "cuda" && baton::cuda::is_device);
-static_assert(std::is_same_v<decltype(std::declval<baton::cuda::buffer<float>&>().data()),
-                             DevicePtr<float>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<baton::cuda::buffer<float>&>().data()), DevicePtr<float>>);
 static_assert(!Dereferenceable<DevicePtr<float>> && !Indexable<DevicePtr<float>>);
 static_assert(Dereferenceable<float*>);
 static_assert(std::is_convertible_v<DevicePtr<float>, DevicePtr<const float>>);

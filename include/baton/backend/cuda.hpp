@@ -138,8 +138,8 @@ struct cuda {
   static buffer<T> upload(std::span<const T> src) {
     buffer<T> b(src.size());
     if (!src.empty()) {
-      BATON_CUDA_CHECK(cudaMemcpy(b.data().get(), src.data(), src.size_bytes(),
-                                  cudaMemcpyHostToDevice));
+      BATON_CUDA_CHECK(
+          cudaMemcpy(b.data().get(), src.data(), src.size_bytes(), cudaMemcpyHostToDevice));
     }
     return b;
   }
@@ -148,8 +148,7 @@ struct cuda {
   template <class T>
   static void download(DevicePtr<const T> src, std::span<T> dst) {
     if (!dst.empty()) {
-      BATON_CUDA_CHECK(
-          cudaMemcpy(dst.data(), src.get(), dst.size_bytes(), cudaMemcpyDeviceToHost));
+      BATON_CUDA_CHECK(cudaMemcpy(dst.data(), src.get(), dst.size_bytes(), cudaMemcpyDeviceToHost));
     }
   }
   /// Copies a whole device buffer into host memory of the same size.

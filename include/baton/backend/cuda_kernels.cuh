@@ -12,6 +12,7 @@
 #error "baton/backend/cuda_kernels.cuh needs nvcc; plain C++ includes baton/backend/cuda.hpp"
 #endif
 
+#include <algorithm>
 #include <cstddef>
 
 #include "baton/backend/cuda.hpp"
@@ -24,12 +25,11 @@ namespace cuda_detail {
 /// enough blocks resident on every SM.
 inline constexpr unsigned kElementwiseThreads = 256;
 
-/// Blocks for `n` elements at `threads` per block, capped: the kernels use grid-stride loops,
-/// so any grid size is correct and a bounded one avoids launching millions of tiny blocks.
+/// Blocks for `n > 0` elements at `threads` per block, capped: the kernels use grid-stride
+/// loops, so any grid size is correct and a bounded one avoids millions of tiny blocks.
 inline unsigned grid_for(std::size_t n, unsigned threads) {
-  const std::size_t blocks = (n + threads - 1) / threads;
   constexpr std::size_t kMaxBlocks = 65535;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? (blocks == 0 ? 1 : blocks) : kMaxBlocks);
+  return static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, kMaxBlocks));
 }
 
 template <class T>

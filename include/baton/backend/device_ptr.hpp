@@ -4,6 +4,7 @@
 /// @brief DevicePtr: a pointer into device memory that host code cannot dereference.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <type_traits>
 
@@ -24,7 +25,7 @@ class DevicePtr {
 
   /// A mutable pointer converts to a read-only one, as `T*` converts to `const T*`.
   template <class U>
-    requires(std::is_const_v<T> && std::is_same_v<std::remove_const_t<T>, U>)
+  requires std::same_as<const U, T>
   constexpr DevicePtr(DevicePtr<U> other) noexcept : p_(other.get()) {}
 
   /// The raw device address, for kernel arguments and CUDA/cuBLAS calls.
