@@ -18,6 +18,8 @@ nvcc --version | tail -n 1
 build_dir=${BATON_BUILD_DIR:-build/gpu-check}
 baton_say "configure ($build_dir)"
 mapfile -t args < <(baton_configure_args cuda "$build_dir")
+# The preset asks for Ninja; a bare GPU machine may only have make.
+command -v ninja >/dev/null 2>&1 || args+=(-G "Unix Makefiles")
 cmake "${args[@]}" -DBATON_BUILD_TOOLS=OFF -DBATON_BUILD_EXAMPLES=OFF \
   -DBATON_BUILD_BENCHMARKS=OFF "$@"
 
