@@ -1,0 +1,261 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief A relay described in a JSON file, parsed into plain data (RelaySpec).
+///
+/// ```json
+/// { "model": "qwen/", "tokenizer": "qwen/tokenizer.json",
+///   "stages": [
+///     {"name": "extract", "adapter": "adapters/extract", "prefix": [1, 2, 3],
+///      "input": [{"ids": [5]}, {"request": true}, {"text": "\nFacts:"}],
+///      "max_new": 160, "stop": [2]},
+///     {"name": "reason", "system": "You reason.", "examples": [["q", "a"]],
+///      "input": [{"request": true}, {"out": "extract"}, {"feedback": "verify"}], "max_new": 256,
+///      "stop_text": ["<|im_end|>"]},
+///     {"name": "verify", "input": [{"out": "reason"}], "max_new": 4}],
+///   "gate": {"starts_with": "PASS"}, "max_cycles": 3, "loop_from": "reason",
+///   "max_request_tokens": 512 }
+/// ```
+/// Paths are relative to the file. Ids may always be given; text fields ("text", "system",
+/// "examples", "stop_text", a text gate) need a tokenizer and are resolved by
+/// text/relay_text.hpp, so this header needs no tokenizer. Errors name the file and the field.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/io/json_util.hpp"
+#include "baton/relay/segments.hpp"
+
+namespace baton {
+
+/// Ids given directly, or text that a tokenizer will turn into ids.
+struct IdsOrText {
+  std::vector<std::int32_t> ids;
+  std::optional<std::string> text;
+};
+
+struct SegmentSpec {
+  Segment::Kind kind = Segment::Kind::literal;
+  int stage = -1;     ///< output/feedback: resolved stage index
+  IdsOrText literal;  ///< literal: ids or text
+};
+
+struct StageSpec {
+  std::string name;
+  std::optional<std::filesystem::path> adapter;  ///< none: the base model
+  std::vector<std::int32_t> prefix;              ///< "prefix" ids
+  std::optional<std::string> system;             ///< ChatML system prompt (text)
+  std::vector<std::pair<std::string, std::string>> examples;  ///< ChatML few-shot (text)
+  std::vector<SegmentSpec> input;
+  int max_new = 0;
+  std::vector<std::int32_t> stop;
+  std::vector<std::string> stop_text;  ///< each must be one token of the tokenizer
+};
+
+struct GateSpec {
+  enum class Kind { none, starts_with, contains } kind = Kind::none;
+  IdsOrText needle;
+};
+
+struct RelaySpec {
+  std::filesystem::path source;  ///< the JSON file (for messages)
+  std::filesystem::path model;
+  std::optional<std::filesystem::path> tokenizer;
+  std::vector<StageSpec> stages;
+  GateSpec gate;
+  int max_cycles = 1;
+  std::optional<int> loop_from;
+  int max_request_tokens = 512;  ///< sizes each stage's slot (with the outputs it reads)
+
+  /// Whether any field is still text (needs resolve_text with a tokenizer).
+  bool has_text() const {
+    if (gate.needle.text) return true;
+    for (const StageSpec& s : stages) {
+      if (s.system || !s.examples.empty() || !s.stop_text.empty()) return true;
+      for (const SegmentSpec& g : s.input)
+        if (g.literal.text) return true;
+    }
+    return false;
+  }
+};
+
+namespace detail {
+
+inline std::vector<std::int32_t> json_ids(const nlohmann::json& v, const std::string& where) {
+  BATON_CHECK(v.is_array(), config_error, where, " must be an array of token ids");
+  std::vector<std::int32_t> ids;
+  for (const auto& e : v) {
+    BATON_CHECK(e.is_number_integer() && e.get<long long>() >= 0 &&
+                    e.get<long long>() <= std::numeric_limits<std::int32_t>::max(),
+                config_error, where, " holds ", e.dump(), ", not a token id");
+    ids.push_back(e.get<std::int32_t>());
+  }
+  return ids;
+}
+
+inline IdsOrText json_ids_or_text(const nlohmann::json& v, const std::string& where) {
+  if (v.is_string()) return IdsOrText{{}, v.get<std::string>()};
+  return IdsOrText{json_ids(v, where), std::nullopt};
+}
+
+inline int stage_ref(const nlohmann::json& v, const std::vector<std::string>& names,
+                     const std::string& where) {
+  if (v.is_number_integer()) {
+    const long long k = v.get<long long>();
+    BATON_CHECK(k >= 0 && k < static_cast<long long>(names.size()), config_error, where,
+                " names stage ", k, " but the relay has stages 0..", names.size() - 1);
+    return static_cast<int>(k);
+  }
+  BATON_CHECK(v.is_string(), config_error, where, " must be a stage name or index");
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == v.get<std::string>()) return static_cast<int>(i);
+  BATON_FAIL(config_error, where, " names stage '", v.get<std::string>(), "', which does not exist");
+}
+
+inline std::vector<std::string> known_keys_check(const nlohmann::json& obj, const std::string& where,
+                                                 std::initializer_list<const char*> known) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : obj.items()) {
+    bool ok = false;
+    for (const char* kn : known) ok = ok || k == kn;
+    BATON_CHECK(ok, config_error, where, ": unknown field '", k, "'");
+    keys.push_back(k);
+  }
+  return keys;
+}
+
+}  // namespace detail
+
+/// Parses a relay description; `source` is the file (paths are resolved against its folder).
+inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem::path& source) {
+  const std::string src = source.string();
+  BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
+  detail::known_keys_check(j, src, {"model", "tokenizer", "backend", "stages", "gate", "max_cycles",
+                                    "loop_from", "max_request_tokens"});
+  const io::FieldReader<> f(j, src);
+  const std::filesystem::path base = source.parent_path();
+  RelaySpec spec;
+  spec.source = source;
+  f.require("model");
+  spec.model = base / *f.string("model");
+  if (auto t = f.string("tokenizer")) spec.tokenizer = base / *t;
+  if (auto b = f.string("backend"))
+    BATON_CHECK(*b == "host", config_error, src, ": field 'backend' = \"", *b,
+                "\": this build runs relays on \"host\" (the CUDA relay comes with the CUDA backend)");
+  spec.max_cycles = f.int_or("max_cycles", 1);
+  BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");
+  spec.max_request_tokens = f.int_or("max_request_tokens", 512);
+  BATON_CHECK(spec.max_request_tokens >= 1, config_error, src,
+              ": field 'max_request_tokens' must be >= 1");
+
+  f.require("stages");
+  const auto& stages = j["stages"];
+  BATON_CHECK(stages.is_array() && !stages.empty(), config_error, src,
+              ": field 'stages' must be a non-empty array");
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const std::string where = src + ": stages[" + std::to_string(i) + "]";
+    BATON_CHECK(stages[i].is_object(), config_error, where, " must be an object");
+    BATON_CHECK(stages[i].contains("name") && stages[i]["name"].is_string(), config_error, where,
+                ": missing string field 'name'");
+    names.push_back(stages[i]["name"].get<std::string>());
+    for (std::size_t k = 0; k + 1 < names.size(); ++k)
+      BATON_CHECK(names[k] != names.back(), config_error, where, ": stage name '", names.back(),
+                  "' is used twice");
+  }
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const std::string where = src + ": stages[" + std::to_string(i) + "] ('" + names[i] + "')";
+    const auto& s = stages[i];
+    detail::known_keys_check(s, where, {"name", "adapter", "prefix", "system", "examples", "input",
+                                        "max_new", "stop", "stop_text"});
+    const io::FieldReader<> sf(s, where);
+    StageSpec st;
+    st.name = names[i];
+    if (auto a = sf.string("adapter")) st.adapter = base / *a;
+    if (sf.has("prefix")) st.prefix = detail::json_ids(s["prefix"], where + ".prefix");
+    st.system = sf.string("system");
+    if (sf.has("examples")) {
+      const auto& ex = s["examples"];
+      BATON_CHECK(ex.is_array(), config_error, where, ".examples must be an array of [user, assistant]");
+      for (const auto& e : ex) {
+        BATON_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(),
+                    config_error, where, ".examples holds ", e.dump(), ", not [user, assistant]");
+        st.examples.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+      }
+    }
+    BATON_CHECK(st.prefix.empty() || (!st.system && st.examples.empty()), config_error, where,
+                ": give the prefix as 'prefix' ids or as 'system'/'examples' text, not both");
+    st.max_new = sf.required_int("max_new");
+    BATON_CHECK(st.max_new >= 1, config_error, where, ".max_new must be >= 1");
+    if (sf.has("stop")) st.stop = detail::json_ids(s["stop"], where + ".stop");
+    if (sf.has("stop_text")) {
+      BATON_CHECK(s["stop_text"].is_array(), config_error, where, ".stop_text must be an array of strings");
+      for (const auto& t : s["stop_text"]) {
+        BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", t.dump(), ", not a string");
+        st.stop_text.push_back(t.get<std::string>());
+      }
+    }
+    sf.require("input");
+    BATON_CHECK(s["input"].is_array() && !s["input"].empty(), config_error, where,
+                ".input must be a non-empty array of segments");
+    for (std::size_t k = 0; k < s["input"].size(); ++k) {
+      const auto& g = s["input"][k];
+      const std::string gw = where + ".input[" + std::to_string(k) + "]";
+      BATON_CHECK(g.is_object() && g.size() == 1, config_error, gw,
+                  " must be one of {\"ids\": [...]}, {\"text\": \"...\"}, {\"request\": true}, "
+                  "{\"out\": stage}, {\"feedback\": stage}; got ", g.dump());
+      const auto& [key, val] = *g.items().begin();
+      SegmentSpec seg;
+      if (key == "ids") {
+        seg.literal.ids = detail::json_ids(val, gw + ".ids");
+      } else if (key == "text") {
+        BATON_CHECK(val.is_string(), config_error, gw, ".text must be a string");
+        seg.literal.text = val.get<std::string>();
+      } else if (key == "request") {
+        BATON_CHECK(val == true, config_error, gw, ": write {\"request\": true}");
+        seg.kind = Segment::Kind::request;
+      } else if (key == "out" || key == "feedback") {
+        seg.kind = key == "out" ? Segment::Kind::output : Segment::Kind::feedback;
+        seg.stage = detail::stage_ref(val, names, gw + "." + key);
+        // Checked here too so the message names the file; the engine re-checks.
+        BATON_CHECK(key == "feedback" || seg.stage < static_cast<int>(i), config_error, gw,
+                    ": {\"out\": \"", names[seg.stage], "\"}: a stage may only read the output of an "
+                    "earlier stage (use \"feedback\" for the previous cycle's output)");
+      } else {
+        BATON_FAIL(config_error, gw, ": unknown segment kind '", key, "'");
+      }
+      st.input.push_back(std::move(seg));
+    }
+    spec.stages.push_back(std::move(st));
+  }
+  if (f.has("loop_from")) spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
+  if (f.has("gate")) {
+    const auto& g = j["gate"];
+    const std::string gw = src + ": gate";
+    BATON_CHECK(g.is_object(), config_error, gw, " must be an object");
+    detail::known_keys_check(g, gw, {"stage", "starts_with", "contains"});
+    if (g.contains("stage"))
+      BATON_CHECK(detail::stage_ref(g["stage"], names, gw + ".stage") == static_cast<int>(names.size()) - 1,
+                  config_error, gw, ".stage: the last stage gates the relay");
+    BATON_CHECK(g.contains("starts_with") != g.contains("contains"), config_error, gw,
+                " needs exactly one of 'starts_with' and 'contains'");
+    const bool sw = g.contains("starts_with");
+    spec.gate.kind = sw ? GateSpec::Kind::starts_with : GateSpec::Kind::contains;
+    spec.gate.needle = detail::json_ids_or_text(g[sw ? "starts_with" : "contains"],
+                                                gw + (sw ? ".starts_with" : ".contains"));
+  }
+  return spec;
+}
+
+/// Reads and parses a relay JSON file (strict JSON: duplicate keys are errors).
+inline RelaySpec load_relay_spec(const std::filesystem::path& file) {
+  return parse_relay_spec(io::parse_json_strict(io::read_text_file(file), file.string()), file);
+}
+
+}  // namespace baton

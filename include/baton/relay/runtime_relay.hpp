@@ -1,0 +1,157 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief A relay built at run time from a RelaySpec (a JSON file): stage count, adapters and
+///        wiring known only then, checked when it is built. Same engine as Relay<Stages...>.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baton/kv/head_dims.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/relay/config.hpp"
+#include "baton/relay/engine.hpp"
+
+namespace baton {
+
+/// Rank bound of the slices of a run-time relay (adapters with a larger r are rejected).
+inline constexpr int kRuntimeRankBound = 64;
+
+/// A relay built from a RelaySpec: owns the model, its stages and the engine.
+class RuntimeRelay {
+ public:
+  virtual ~RuntimeRelay() = default;
+  virtual void prewarm() = 0;
+  virtual RelayResult run(std::span<const std::int32_t> request) = 0;
+  virtual RelayResult try_run(std::span<const std::int32_t> request) = 0;
+  virtual const ModelConfig& config() const = 0;
+  virtual std::vector<std::string> stage_names() const = 0;
+  /// The ids stage `i` would read for `request` given the latest outputs (for tools/tests).
+  virtual std::vector<std::int32_t> prefix(int stage) const = 0;
+};
+
+namespace detail {
+
+inline std::vector<std::int32_t> spec_ids(const IdsOrText& v, const std::string& where) {
+  BATON_CHECK(!v.text, config_error, where,
+              " is text; text needs a tokenizer (resolve the spec with resolve_text first)");
+  return v.ids;
+}
+
+/// The slot size a stage needs: its literal ids, the request, the outputs it reads, and its
+/// own generation.
+inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
+  long long n = spec.stages[i].max_new;
+  for (const SegmentSpec& g : spec.stages[i].input) {
+    switch (g.kind) {
+      case Segment::Kind::literal:
+        n += static_cast<long long>(g.literal.ids.size());
+        break;
+      case Segment::Kind::request:
+        n += spec.max_request_tokens;
+        break;
+      case Segment::Kind::output:
+      case Segment::Kind::feedback:
+        n += spec.stages[g.stage].max_new;
+        break;
+    }
+  }
+  BATON_CHECK(n < (1LL << 30), config_error, spec.source.string(), ": stage '",
+              spec.stages[i].name, "' would need a slot of ", n, " positions");
+  return static_cast<int>(n);
+}
+
+template <StorageType S, int D>
+class HostRuntimeRelay final : public RuntimeRelay {
+  using Model = BaseModel<host, S>;
+  using Slice = LoraSlice<kRuntimeRankBound, host>;
+  using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
+  using StageT = Stage<Model, Slice, Cache>;
+
+ public:
+  HostRuntimeRelay(const RelaySpec& spec, Model model) : model_(std::move(model)) {
+    const std::string src = spec.source.string();
+    std::vector<StageBase<host>*> ptrs;
+    for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+      const StageSpec& s = spec.stages[i];
+      const std::string where = src + ": stage '" + s.name + "'";
+      BATON_CHECK(!s.system && s.examples.empty() && s.stop_text.empty(), config_error, where,
+                  " has text fields (system/examples/stop_text); resolve them with a tokenizer");
+      std::vector<Segment> segs;
+      for (std::size_t k = 0; k < s.input.size(); ++k) {
+        const SegmentSpec& g = s.input[k];
+        segs.push_back(Segment{g.kind, g.stage,
+                               spec_ids(g.literal, where + " input[" + std::to_string(k) + "]")});
+      }
+      Slice slice = s.adapter ? Slice::load(*s.adapter, model_.config()) : Slice::none(model_.config());
+      const KvShape shape{static_cast<int>(s.prefix.size()), tail_capacity_for(spec, i), 1};
+      stages_.push_back(std::make_unique<StageT>(s.name, model_, std::move(slice), shape, s.prefix,
+                                                 wire::DynamicInput{std::move(segs)},
+                                                 StageLimits{s.max_new, s.stop}));
+      ptrs.push_back(stages_.back().get());
+    }
+    engine_ = std::make_unique<RelayEngine<host>>(std::move(ptrs));
+    options_.max_cycles = spec.max_cycles;
+    options_.loop_from = spec.loop_from;
+    const auto needle = spec_ids(spec.gate.needle, src + ": gate");
+    if (spec.gate.kind == GateSpec::Kind::starts_with) options_.gate = starts_with(needle);
+    if (spec.gate.kind == GateSpec::Kind::contains) options_.gate = contains(needle);
+    max_request_ = spec.max_request_tokens;
+  }
+
+  void prewarm() override { engine_->prewarm(); }
+  RelayResult run(std::span<const std::int32_t> request) override {
+    check_request(request);
+    return engine_->run(request, options_);
+  }
+  RelayResult try_run(std::span<const std::int32_t> request) override {
+    check_request(request);
+    return engine_->try_run(request, options_);
+  }
+  const ModelConfig& config() const override { return model_.config(); }
+  std::vector<std::string> stage_names() const override {
+    std::vector<std::string> names;
+    for (const auto& s : stages_) names.push_back(s->name());
+    return names;
+  }
+  std::vector<std::int32_t> prefix(int stage) const override { return stages_.at(stage)->prefix(); }
+
+ private:
+  void check_request(std::span<const std::int32_t> request) const {
+    BATON_CHECK(static_cast<long long>(request.size()) <= max_request_, capacity_error,
+                "relay request of ", request.size(), " tokens exceeds max_request_tokens = ",
+                max_request_);
+  }
+
+  Model model_;  // declared first: the stages hold a reference to it
+  std::vector<std::unique_ptr<StageT>> stages_;
+  std::unique_ptr<RelayEngine<host>> engine_;
+  RelayOptions options_;
+  int max_request_ = 0;
+};
+
+}  // namespace detail
+
+/// Builds (but does not pre-warm) the relay a spec describes, on the host backend. The
+/// storage type follows the model's files; head_dim is dispatched over kv/head_dims.hpp.
+inline std::unique_ptr<RuntimeRelay> build_relay(const RelaySpec& spec) {
+  const ModelConfig cfg = io::load_model_config(spec.model);
+  const dtype stored = stored_dtype(spec.model);
+  return dispatch_head_dim(cfg.head_dim, [&](auto d) -> std::unique_ptr<RuntimeRelay> {
+    constexpr int D = decltype(d)::value;
+    switch (stored) {
+      case dtype::f32:
+        return std::make_unique<detail::HostRuntimeRelay<f32, D>>(spec, load_model<host, f32>(spec.model));
+      case dtype::bf16:
+        return std::make_unique<detail::HostRuntimeRelay<bf16, D>>(spec, load_model<host, bf16>(spec.model));
+      case dtype::f16:
+        return std::make_unique<detail::HostRuntimeRelay<f16, D>>(spec, load_model<host, f16>(spec.model));
+    }
+    BATON_FAIL(config_error, "unreachable storage type");
+  });
+}
+
+}  // namespace baton

@@ -1,0 +1,55 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Turns the text fields of a relay description into token ids, once, before the relay
+///        is built. Stages still hand ids to each other; text is only the way users write it.
+#pragma once
+
+#include <string>
+
+#include "baton/relay/config.hpp"
+#include "baton/text/chat.hpp"
+#include "baton/text/tokenizer.hpp"
+
+namespace baton {
+
+/// Resolves every text field of `spec` with `tok`:
+///  - "text" input segments and a text gate: encoded as written (added tokens such as
+///    `<|im_start|>` inside the text become their ids; no BOS is added);
+///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns);
+///  - "stop_text": each must be exactly one token (a multi-token stop sequence is an
+///    interceptor's job, not a stop id).
+inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
+  const std::string src = spec.source.string();
+  for (StageSpec& s : spec.stages) {
+    const std::string where = src + ": stage '" + s.name + "'";
+    if (s.system || !s.examples.empty()) {
+      const ChatMl chat(tok);
+      std::vector<ChatExample> shots;
+      for (const auto& [u, a] : s.examples) shots.push_back({u, a});
+      s.prefix = chat.prefix(s.system.value_or(""), shots);
+      s.system.reset();
+      s.examples.clear();
+    }
+    for (SegmentSpec& g : s.input) {
+      if (g.literal.text) {
+        g.literal.ids = tok.encode(*g.literal.text);
+        g.literal.text.reset();
+      }
+    }
+    for (const std::string& t : s.stop_text) {
+      const auto ids = tok.encode(t);
+      BATON_CHECK(ids.size() == 1, config_error, where, ": stop_text \"", t, "\" is ", ids.size(),
+                  " tokens; a stop id must be one token (multi-token stop sequences are "
+                  "interceptors)");
+      s.stop.push_back(ids[0]);
+    }
+    s.stop_text.clear();
+  }
+  if (spec.gate.needle.text) {
+    spec.gate.needle.ids = tok.encode(*spec.gate.needle.text);
+    spec.gate.needle.text.reset();
+  }
+}
+
+}  // namespace baton

@@ -1,0 +1,173 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+// Relays described in JSON: field errors, the run-time relay against the no-cache reference,
+// and a text relay (ChatML prefix, text template segments, stop text, text gate) whose ids
+// come from a tokenizer while the stages still hand ids on.
+#include <doctest/doctest.h>
+
+#include "baton/relay/runtime_relay.hpp"
+#include "baton/text/relay_text.hpp"
+#include "support/chatml_tokenizer.hpp"
+#include "support/relay_fixture.hpp"
+
+using namespace baton;
+using namespace baton::test;
+using nlohmann::json;
+
+namespace {
+
+RelaySpec parse(const json& j) { return parse_relay_spec(j, "/cfg/relay.json"); }
+
+std::vector<std::int32_t> kRequestIds() { return {11, 12, 13, 30, 31}; }
+
+json two_stage() {
+  return {{"model", "m"},
+          {"stages",
+           {{{"name", "a"}, {"input", {{{"request", true}}}}, {"max_new", 4}},
+            {{"name", "b"}, {"input", {{{"out", "a"}}}}, {"max_new", 4}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("relay JSON: errors name the file and the field") {
+  CHECK_NOTHROW(parse(two_stage()));
+  CHECK(parse(two_stage()).model == "/cfg/m");
+
+  json j = two_stage();
+  j["stages"][0]["input"] = {{{"out", "b"}}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("/cfg/relay.json: stages[0] ('a').input[0]: {\"out\": \"b\"}: a stage may only read the output of an earlier stage"), config_error);
+  j = two_stage();
+  j["stages"][1]["input"] = {{{"out", "nope"}}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stages[1] ('b').input[0].out names stage 'nope', which does not exist"), config_error);
+  j = two_stage();
+  j["stages"][1]["input"] = {{{"feedback", 7}}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("names stage 7 but the relay has stages 0..1"), config_error);
+  j = two_stage();
+  j["stages"][1]["name"] = "a";
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stage name 'a' is used twice"), config_error);
+  j = two_stage();
+  j["stages"][0]["temperature"] = 0.7;
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stages[0] ('a'): unknown field 'temperature'"), config_error);
+  j = two_stage();
+  j["stages"][0]["input"] = {{{"request", true}, {"text", "x"}}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("input[0] must be one of"), config_error);
+  j = two_stage();
+  j["stages"][0].erase("max_new");
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("missing required field 'max_new'"), config_error);
+  j = two_stage();
+  j["gate"] = {{"starts_with", {1}}, {"contains", {2}}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("gate needs exactly one of"), config_error);
+  j = two_stage();
+  j["gate"] = {{"stage", "a"}, {"starts_with", {1}}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("the last stage gates the relay"), config_error);
+  j = two_stage();
+  j["stages"][0]["prefix"] = {1, -2};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("prefix holds -2, not a token id"), config_error);
+  j = two_stage();
+  j["backend"] = "tpu";
+  CHECK_THROWS_AS(parse(j), config_error);
+
+  // Duplicate keys in the file are an error (a plain JSON reader would keep one silently).
+  const auto dir = fresh_dir("relay_json_dup");
+  std::ofstream(dir / "r.json") << R"({"model": "m", "model": "n", "stages": []})";
+  CHECK_THROWS_WITH_AS(load_relay_spec(dir / "r.json"), doctest::Contains("duplicate key 'model'"), format_error);
+
+  // Text without a tokenizer cannot be built.
+  j = two_stage();
+  j["stages"][0]["input"] = {{{"text", "Q: "}}, {{"request", true}}};
+  const RelaySpec text_spec = parse(j);
+  CHECK(text_spec.has_text());
+}
+
+TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
+  RelayFixture f("json");
+  const json j = {
+      {"model", "model"},
+      {"stages",
+       {{{"name", "extract"}, {"adapter", "adapter0"}, {"prefix", {3, 14, 15}},
+         {"input", {{{"ids", {60}}}, {{"request", true}}}}, {"max_new", 6}},
+        {{"name", "reason"}, {"adapter", "adapter1"}, {"prefix", {2, 7}},
+         {"input", {{{"request", true}}, {{"out", "extract"}}, {{"feedback", "verify"}}}}, {"max_new", 7}},
+        {{"name", "verify"}, {"adapter", "adapter2"},
+         {"input", {{{"out", 1}}, {{"ids", {62}}}}}, {"max_new", 3}}}},
+      {"gate", {{"starts_with", {63, 63, 63}}}},
+      {"max_cycles", 2}};
+  std::ofstream(f.dir / "relay.json") << j.dump(2);
+  const RelaySpec spec = load_relay_spec(f.dir / "relay.json");
+  const auto relay = build_relay(spec);
+  CHECK_THROWS_AS(relay->run(kRequestIds()), usage_error);  // cold
+  relay->prewarm();
+  const RelayResult r = relay->run(kRequestIds());
+
+  const auto req = kRequestIds();
+  const auto e = f.reference(0, {3, 14, 15}, concat({{60}, req}), 6);
+  const auto r1 = f.reference(1, {2, 7}, concat({req, e}), 7);
+  const auto v1 = f.reference(2, {}, concat({r1, {62}}), 3);
+  const auto r2 = f.reference(1, {2, 7}, concat({req, e, v1}), 7);
+  const auto v2 = f.reference(2, {}, concat({r2, {62}}), 3);
+  REQUIRE(v1 != std::vector<std::int32_t>{63, 63, 63});
+  CHECK(r.output(0) == e);
+  CHECK(r.output(1, 1) == r1);
+  CHECK(r.output(2, 1) == v1);
+  CHECK(r.output(1, 2) == r2);
+  CHECK(r.output(2, 2) == v2);
+  CHECK(r.cycles == 2);
+  CHECK(r.verdict == Verdict::fail);
+  CHECK_THROWS_AS(relay->run(std::vector<std::int32_t>(513, 1)), capacity_error);  // > max_request_tokens
+}
+
+TEST_CASE("a text relay: ChatML prefix, text segments, stop text and a text gate") {
+  int vocab = 0;
+  const json tok_json = chatml_tokenizer_json(vocab);
+  TinySpec s;
+  s.vocab = vocab;
+  s.seed = 77;
+  const TinyModel tm = make_tiny_model(s);
+  const auto dir = fresh_dir("relay_text");
+  write_tiny_model(tm, dir / "model");
+  std::ofstream(dir / "model" / "tokenizer.json") << tok_json.dump();
+  const json j = {
+      {"model", "model"},
+      {"stages",
+       {{{"name", "extract"}, {"system", "Extract the facts."}, {"examples", json::array({json::array({"the star", "star"})})},
+         {"input", {{{"text", "<|im_start|>user\n"}}, {{"request", true}}, {{"text", "<|im_end|>\n<|im_start|>assistant\n"}}}},
+         {"max_new", 6}, {"stop_text", {"<|im_end|>"}}},
+        {{"name", "verify"}, {"system", "Say PASS or FAIL."},
+         {"input", {{{"text", "<|im_start|>user\n"}}, {{"out", "extract"}}, {{"text", "<|im_end|>\n<|im_start|>assistant\n"}}}},
+         {"max_new", 3}}}},
+      {"gate", {{"starts_with", "PASS"}}}};
+  std::ofstream(dir / "relay.json") << j.dump(2);
+  RelaySpec spec = load_relay_spec(dir / "relay.json");
+  REQUIRE(spec.has_text());
+  const Tokenizer tok = Tokenizer::from_file(dir / "model" / "tokenizer.json");
+  resolve_text(spec, tok);
+  CHECK_FALSE(spec.has_text());
+
+  // What the ids must be, built independently of resolve_text.
+  const ChatMl chat(tok);
+  const std::vector<ChatExample> shots = {{"the star", "star"}};
+  CHECK(spec.stages[0].prefix == chat.prefix("Extract the facts.", shots));
+  CHECK(spec.stages[0].stop == std::vector<std::int32_t>{chat.stop_id()});
+  CHECK(spec.gate.needle.ids == tok.encode("PASS"));
+  CHECK(spec.gate.needle.ids.size() == 1);  // "PASS" is one merged token in this vocabulary
+
+  const auto relay = build_relay(spec);
+  relay->prewarm();
+  const auto request = tok.encode("the star");
+  const RelayResult r = relay->run(request);
+
+  const NaiveModel ref(tm);
+  const auto user_open = tok.encode("<|im_start|>user\n");
+  const auto user_close = tok.encode("<|im_end|>\n<|im_start|>assistant\n");
+  std::vector<int> seq;
+  for (const auto& part : {chat.prefix("Extract the facts.", shots), user_open, request, user_close})
+    seq.insert(seq.end(), part.begin(), part.end());
+  const auto e = ref.greedy(seq, 6, {chat.stop_id()});
+  CHECK(r.output(0) == std::vector<std::int32_t>(e.begin(), e.end()));
+  CHECK(!r.output(0).empty());  // something is handed on (the seed was checked for it)
+  seq.clear();
+  for (const auto& part : {chat.prefix("Say PASS or FAIL."), user_open, r.output(0), user_close})
+    seq.insert(seq.end(), part.begin(), part.end());
+  const auto v = ref.greedy(seq, 3);
+  CHECK(r.output(1) == std::vector<std::int32_t>(v.begin(), v.end()));
+}

@@ -1,0 +1,49 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Command-line helpers shared by the subcommands: integer and id-list parsing.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace baton::cli {
+
+/// A malformed command line: reported with the usage text, exit status 2. Deliberately not a
+/// baton::error, which means the command line was fine and the inputs were not (status 1).
+struct ArgError {
+  std::string message;
+};
+
+template <class Int>
+Int parse_int(std::string_view text, std::string_view what) {
+  Int v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size()) {
+    throw ArgError{std::string(what) + ": '" + std::string(text) + "' is not an integer" +
+                   (ec == std::errc::result_out_of_range ? " in range" : "")};
+  }
+  return v;
+}
+
+/// "1,2,3" → {1, 2, 3}; `what` names the option in errors.
+inline std::vector<std::int32_t> parse_ids(std::string_view list, std::string_view what = "--ids") {
+  std::vector<std::int32_t> ids;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', start);
+    const std::string_view item =
+        list.substr(start, comma == std::string_view::npos ? list.npos : comma - start);
+    if (item.empty()) throw ArgError{std::string(what) + ": empty entry in '" + std::string(list) + "'"};
+    ids.push_back(parse_int<std::int32_t>(item, what));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return ids;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,148 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief `baton relay`: run a relay described by a JSON file (docs/relay.md has the format).
+///
+///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N]
+///
+/// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
+/// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
+/// verdict, cycles and timings in ms; with --json one object. --repeat N runs the request N
+/// times on the pre-warmed relay and reports the median total.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "args.hpp"
+#include "baton/relay/runtime_relay.hpp"
+#include "baton/text/relay_text.hpp"
+#include "commands.hpp"
+
+using namespace baton;
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N]\n"
+    "  --config FILE  relay description (JSON; see docs/relay.md)\n"
+    "  --ids LIST     the request as token ids, used as given\n"
+    "  \"question\"     the request as text (needs the relay's tokenizer)\n"
+    "  --json         print one JSON object\n"
+    "  --repeat N     run N times on the pre-warmed relay; report the median total ms\n";
+
+struct Args {
+  std::string config;
+  std::optional<std::vector<std::int32_t>> ids;
+  std::optional<std::string> text;
+  bool json = false, help = false;
+  int repeat = 1;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) throw cli::ArgError{std::string(arg) + " needs a value"};
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+    } else if (arg == "--config") {
+      a.config = value();
+    } else if (arg == "--ids") {
+      a.ids = cli::parse_ids(value());
+    } else if (arg == "--json") {
+      a.json = true;
+    } else if (arg == "--repeat") {
+      a.repeat = cli::parse_int<int>(value(), "--repeat");
+    } else if (arg.starts_with("--")) {
+      throw cli::ArgError{"unknown option '" + std::string(arg) + "'"};
+    } else {
+      if (a.text) throw cli::ArgError{"more than one question given"};
+      a.text = std::string(arg);
+    }
+  }
+  if (a.help) return a;
+  if (a.config.empty()) throw cli::ArgError{"--config FILE is required"};
+  if (a.ids.has_value() == a.text.has_value())
+    throw cli::ArgError{"give the request either as --ids or as one \"question\""};
+  if (a.repeat < 1) throw cli::ArgError{"--repeat must be at least 1"};
+  return a;
+}
+
+}  // namespace
+
+int cmd_relay(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse_args(argc, argv);
+  } catch (const cli::ArgError& e) {
+    std::cerr << "baton relay: " << e.message << "\n" << kUsage;
+    return 2;
+  }
+  if (a.help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  RelaySpec spec = load_relay_spec(a.config);
+  std::optional<Tokenizer> tok;
+  if (spec.tokenizer) {
+    tok = Tokenizer::from_file(*spec.tokenizer);
+  } else if (spec.has_text() || a.text) {
+    const auto guess = spec.model / "tokenizer.json";
+    BATON_CHECK(std::filesystem::exists(guess), config_error, a.config,
+                ": text is used but no tokenizer is given (field 'tokenizer') and ", guess.string(),
+                " does not exist");
+    tok = Tokenizer::from_file(guess);
+  }
+  if (tok) resolve_text(spec, *tok);
+  const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
+
+  const auto relay = build_relay(spec);
+  relay->prewarm();
+  RelayResult r = relay->run(request);
+  std::vector<double> totals{r.total_ms};
+  for (int i = 1; i < a.repeat; ++i) {
+    r = relay->run(request);
+    totals.push_back(r.total_ms);
+  }
+  std::sort(totals.begin(), totals.end());
+  const double median_ms = totals[totals.size() / 2];
+
+  if (a.json) {
+    nlohmann::json out = {{"verdict", verdict_name(r.verdict)},
+                          {"cycles", r.cycles},
+                          {"total_ms", r.total_ms},
+                          {"stages", nlohmann::json::array()}};
+    if (a.repeat > 1) out["median_total_ms"] = median_ms;
+    for (const StageRun& s : r.runs) {
+      nlohmann::json j = {{"name", s.name}, {"cycle", s.cycle}, {"ids", s.ids},
+                          {"stopped", s.stopped}, {"input_tokens", s.input_tokens}, {"ms", s.ms}};
+      if (tok) j["text"] = tok->decode(s.ids);
+      out["stages"].push_back(std::move(j));
+    }
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  for (const StageRun& s : r.runs) {
+    std::cout << "[cycle " << s.cycle << "] " << s.name << " (" << s.input_tokens << " in, "
+              << s.ids.size() << " out, " << s.ms << " ms):";
+    if (tok) {
+      std::cout << " " << tok->decode(s.ids) << "\n";
+    } else {
+      for (std::int32_t id : s.ids) std::cout << " " << id;
+      std::cout << "\n";
+    }
+  }
+  std::cout << "verdict: " << verdict_name(r.verdict) << ", cycles: " << r.cycles
+            << ", total: " << r.total_ms << " ms";
+  if (a.repeat > 1) std::cout << " (median of " << a.repeat << ": " << median_ms << " ms)";
+  std::cout << "\n";
+  return 0;
+}
