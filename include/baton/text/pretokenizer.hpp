@@ -5,6 +5,10 @@
 /// (PCRE2, UTF + UCP, JIT-compiled when the platform allows) before BPE sees them.
 #pragma once
 
+// The 8-bit library; baton::pcre2 defines this too, so consumers without CMake still compile.
+#ifndef PCRE2_CODE_UNIT_WIDTH
+#define PCRE2_CODE_UNIT_WIDTH 8
+#endif
 #include <pcre2.h>
 
 #include <cctype>

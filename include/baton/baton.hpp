@@ -1,0 +1,35 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The umbrella header: everything a host program needs to load a model, build stages
+///        and run a relay. Link baton::host; add baton::text for the tokenizer (included here
+///        when PCRE2 and utf8proc headers are available). The CUDA backend is
+///        baton/backend/cuda.hpp (link baton::cuda).
+#pragma once
+
+#include "baton/core/dispatch.hpp"
+#include "baton/core/dtype.hpp"
+#include "baton/core/error.hpp"
+#include "baton/backend/host.hpp"
+#include "baton/io/hf_config.hpp"
+#include "baton/io/peft_config.hpp"
+#include "baton/io/safetensors.hpp"
+#include "baton/kv/head_dims.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/kv/layout.hpp"
+#include "baton/lora/lora_slice.hpp"
+#include "baton/model/base_model.hpp"
+#include "baton/model/decode.hpp"
+#include "baton/model/host_forward.hpp"
+#include "baton/relay/config.hpp"
+#include "baton/relay/engine.hpp"
+#include "baton/relay/gate.hpp"
+#include "baton/relay/relay.hpp"
+#include "baton/relay/runtime_relay.hpp"
+#include "baton/relay/stage.hpp"
+
+#if __has_include(<pcre2.h>) && __has_include(<utf8proc.h>)
+#include "baton/text/chat.hpp"
+#include "baton/text/relay_text.hpp"
+#include "baton/text/tokenizer.hpp"
+#endif
