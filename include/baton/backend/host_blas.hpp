@@ -16,6 +16,10 @@
 
 namespace baton::host_ops {
 
+/// Below this many multiply-adds a loop runs on one thread: forking a team costs more than it
+/// saves on the small matrices of tiny models and short prompts.
+inline constexpr long kParallelMinWork = 1L << 15;
+
 /// Y[n, out] (= or +=) X[n, in] · W[out, in]^T, with row strides ldx / ldy.
 /// `scratch` holds widened weight rows when W is 16-bit and n is large enough that a
 /// matrix-matrix product pays for the widening; one-row products read W directly.
@@ -27,7 +31,7 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
     for (int t = 0; t < n; ++t) {
       const float* xt = x + static_cast<std::size_t>(t) * ldx;
       float* yt = y + static_cast<std::size_t>(t) * ldy;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(out) * in >= kParallelMinWork)
       for (int o = 0; o < out; ++o) {
         const float v = kernels::dot_row(w + static_cast<std::size_t>(o) * in, xt, in);
         yt[o] = accumulate ? yt[o] + v : v;
@@ -48,7 +52,7 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
       const S* src = w + static_cast<std::size_t>(o0) * in;
       const std::size_t count = static_cast<std::size_t>(rows) * in;
       float* dst = scratch.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(count) >= kParallelMinWork)
       for (std::size_t i = 0; i < count; ++i) dst[i] = widen(src[i]);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, in, 1.0f, x, ldx, dst, in,
                   beta, y + o0, ldy);

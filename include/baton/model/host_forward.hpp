@@ -71,8 +71,10 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
   float* qkv = ws.qkv.data();
   const float* inv_freq = model.inv_freq().data();
 
+  // Token-parallel loops fork only when there is enough work (see kParallelMinWork).
+  const bool par_tokens = static_cast<long>(n) * H >= host_ops::kParallelMinWork;
   const S* emb = model.embedding().data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par_tokens)
   for (int t = 0; t < n; ++t) {
     const S* row = emb + static_cast<std::size_t>(tokens[t]) * H;
     for (int i = 0; i < H; ++i) x[static_cast<std::size_t>(t) * H + i] = widen(row[i]);
@@ -82,7 +84,7 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
     const LayerWeights<host, S>& W = model.layer(layer);
 
     // --- attention block -------------------------------------------------------------
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par_tokens)
     for (int t = 0; t < n; ++t)
       kernels::rmsnorm_row(x + t * H, W.attn_norm.data(), xn + t * H, H, eps);
     host_ops::matmul_nt(xn, n, H, H, W.wqkv.data(), qkv_w, qkv, qkv_w, false, ws.widen_scratch);
@@ -96,7 +98,7 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
 
     // RoPE on q and k, then store k and v at their positions.
     KvBlock<L> dst = cache.write_block(target, layer);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par_tokens)
     for (int t = 0; t < n; ++t) {
       const int pos = expected_pos + t;
       float* q = qkv + static_cast<std::size_t>(t) * qkv_w;
@@ -115,7 +117,9 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
     }
     const KvSpan<L> span = cache.read_span(target, layer, expected_pos + n);
     float* attn = ws.attn.data();
-#pragma omp parallel for collapse(2) schedule(static)
+    const bool par_attn =
+        static_cast<long>(n) * nq * (expected_pos + n) * D >= host_ops::kParallelMinWork;
+#pragma omp parallel for collapse(2) schedule(static) if (par_attn)
     for (int t = 0; t < n; ++t) {
       for (int h = 0; h < nq; ++h) {
         kernels::attend_one<L>(qkv + static_cast<std::size_t>(t) * qkv_w + h * D, span, h / group,
@@ -126,7 +130,7 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
     detail::host_lora(slice, layer, LoraTarget::o, attn, n, qd, x, H, ws);
 
     // --- MLP block ---------------------------------------------------------------------
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par_tokens)
     for (int t = 0; t < n; ++t)
       kernels::rmsnorm_row(x + t * H, W.mlp_norm.data(), xn + t * H, H, eps);
     float* gu = ws.gate_up.data();
@@ -134,7 +138,7 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
     detail::host_lora(slice, layer, LoraTarget::gate, xn, n, H, gu, 2 * F, ws);
     detail::host_lora(slice, layer, LoraTarget::up, xn, n, H, gu + F, 2 * F, ws);
     float* act = ws.act.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(n) * F >= host_ops::kParallelMinWork)
     for (int t = 0; t < n; ++t)
       for (int i = 0; i < F; ++i)
         act[t * F + i] = kernels::swiglu(gu[t * 2 * F + i], gu[t * 2 * F + F + i]);
@@ -147,7 +151,7 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
 
   // Final norm and head only for the rows asked for.
   const int first = n - rows;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par_tokens)
   for (int t = first; t < n; ++t)
     kernels::rmsnorm_row(x + t * H, model.final_norm().data(), xn + (t - first) * H, H, eps);
   host_ops::matmul_nt(xn, rows, H, H, model.head().data(), c.vocab_size, ws.logits.data(),
