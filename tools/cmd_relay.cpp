@@ -7,7 +7,7 @@
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
-/// verdict, cycles and timings in ms; with --json one object. --repeat N runs the request N
+/// verdict, cycles and timings in ms; with --json one object (text fields replace invalid UTF-8 with U+FFFD; ids are exact). --repeat N runs the request N
 /// times on the pre-warmed relay and reports the median total.
 #include <algorithm>
 #include <iostream>
@@ -127,7 +127,9 @@ int cmd_relay(int argc, char** argv) {
       if (tok) j["text"] = tok->decode(s.ids);
       out["stages"].push_back(std::move(j));
     }
-    std::cout << out.dump() << "\n";
+    // Model output need not be valid UTF-8 (a stage may stop mid-character): JSON text
+    // fields carry U+FFFD there; the ids are exact.
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   for (const StageRun& s : r.runs) {

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The baton authors
+# SPDX-License-Identifier: MIT
+"""`baton relay` end to end: usage: test_cli_relay.py BATON GOLDEN_DIR WORK_DIR.
+
+A three-stage relay over the golden qwen-c model and its adapters, described in JSON, is
+checked stage by stage against `baton generate` on the whole sequence (prefix + assembled
+input, fresh cache, no prefix region): the pre-warmed relay must give the same ids. Then the
+text path: a byte-level ChatML tokenizer.json written here turns a question into ids, and
+stage 0 must equal `baton generate` on the ChatML prefix + the tokenized question. Finally
+error paths (exit status and message)."""
+import json
+import os
+import subprocess
+import sys
+
+baton, golden, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+failures = []
+
+
+def run(*args, stdin=None):
+    p = subprocess.run([baton, *args], capture_output=True, text=True, timeout=300, input=stdin)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def generate(adapter, ids, max_new):
+    args = ["generate", "--model", f"{golden}/qwen-c", "--ids", ",".join(map(str, ids)),
+            "--max-new", str(max_new), "--ignore-eos", "--json"]
+    if adapter:
+        args += ["--adapter", f"{golden}/{adapter}"]
+    rc, out, err = run(*args)
+    assert rc == 0, err
+    return json.loads(out)["ids"]
+
+
+# --- ids relay, two cycles with feedback --------------------------------------------------
+prefix = {"extract": [5, 6, 7, 8], "reason": [9, 9, 12], "verify": [3, 4]}
+spec = {
+    "model": f"{golden}/qwen-c",
+    "stages": [
+        {"name": "extract", "adapter": f"{golden}/qwen-c-lora-qv", "prefix": prefix["extract"],
+         "input": [{"ids": [10]}, {"request": True}, {"ids": [11]}], "max_new": 8},
+        {"name": "reason", "adapter": f"{golden}/qwen-c-lora-all", "prefix": prefix["reason"],
+         "input": [{"request": True}, {"out": "extract"}, {"feedback": "verify"}], "max_new": 10},
+        {"name": "verify", "prefix": prefix["verify"], "input": [{"out": "reason"}], "max_new": 3}],
+    "gate": {"starts_with": [383, 383]}, "max_cycles": 2}
+cfg = os.path.join(work, "relay.json")
+json.dump(spec, open(cfg, "w"))
+request = [88, 160, 301]
+rc, out, err = run("relay", "--config", cfg, "--ids", ",".join(map(str, request)), "--json")
+check(rc == 0, f"relay exits 0 (stderr: {err.strip()})")
+res = json.loads(out)
+check(res["verdict"] == "fail" and res["cycles"] == 2, "gate never passes: 2 cycles, verdict fail")
+check([s["name"] for s in res["stages"]] == ["extract", "reason", "verify", "reason", "verify"],
+      "stage runs in order, extract once")
+check(all(s["ms"] > 0 for s in res["stages"]) and res["total_ms"] > 0, "timings set")
+e = generate("qwen-c-lora-qv", prefix["extract"] + [10] + request + [11], 8)
+r1 = generate("qwen-c-lora-all", prefix["reason"] + request + e, 10)
+v1 = generate(None, prefix["verify"] + r1, 3)
+r2 = generate("qwen-c-lora-all", prefix["reason"] + request + e + v1, 10)
+v2 = generate(None, prefix["verify"] + r2, 3)
+got = [s["ids"] for s in res["stages"]]
+check(got == [e, r1, v1, r2, v2], "every stage run equals baton generate on the whole sequence")
+check(r1 != r2, "the verdict fed back changes the second cycle")
+
+rc, plain, err = run("relay", "--config", cfg, "--ids", "88,160,301")
+check(rc == 0 and "verdict: fail, cycles: 2" in plain, "plain output ends with the verdict line")
+
+# --- text: a byte-level ChatML tokenizer within qwen-c's 384 ids ---------------------------
+def byte_alphabet():
+    out, nxt = [], 256
+    for b in range(256):
+        printable = 0x21 <= b <= 0x7e or 0xa1 <= b <= 0xac or b >= 0xae
+        out.append(chr(b) if printable else chr(nxt))
+        if not printable:
+            nxt += 1
+    return out
+
+
+alpha = byte_alphabet()
+vocab = {alpha[b]: b for b in range(256)}
+added = [{"id": 256 + i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+          "normalized": False, "special": True} for i, c in enumerate(["<|im_start|>", "<|im_end|>"])]
+split = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+         "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+bl = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+tok = {"version": "1.0", "added_tokens": added, "normalizer": {"type": "NFC"},
+       "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+           {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated", "invert": False}, bl]},
+       "post_processor": bl, "decoder": bl,
+       "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                 "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False,
+                 "ignore_merges": False, "vocab": vocab, "merges": []}}
+tok_path = os.path.join(work, "tokenizer.json")
+json.dump(tok, open(tok_path, "w"))
+text_spec = {"model": f"{golden}/qwen-c", "tokenizer": "tokenizer.json",
+             "stages": [{"name": "answer", "adapter": f"{golden}/qwen-c-lora-qv", "system": "Be brief.",
+                         "input": [{"text": "<|im_start|>user\n"}, {"request": True},
+                                   {"text": "<|im_end|>\n<|im_start|>assistant\n"}],
+                         "max_new": 6}]}
+text_cfg = os.path.join(work, "text-relay.json")
+json.dump(text_spec, open(text_cfg, "w"))
+question = "Why is the sky blue?"
+rc, out, err = run("relay", "--config", text_cfg, question, "--json")
+check(rc == 0, f"text relay exits 0 (stderr: {err.strip()})")
+if rc == 0:
+    res = json.loads(out)
+    rc2, tok_out, err2 = run("tokenize", "--tokenizer", tok_path, "--json",
+                             stdin="<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n" + question +
+                             "<|im_end|>\n<|im_start|>assistant\n")
+    check(rc2 == 0, f"tokenize exits 0 ({err2.strip()})")
+    full = json.loads(tok_out)
+    check(full[0] == 256 and full.count(257) == 2, "ChatML tags became their special ids")
+    want = generate("qwen-c-lora-qv", full, 6)
+    check(res["stages"][0]["ids"] == want, "text relay stage equals generate on the tokenized ChatML text")
+    check("text" in res["stages"][0], "--json carries the decoded text")
+
+# --- errors ----------------------------------------------------------------------------------
+bad = dict(spec)
+bad["stages"] = [dict(s) for s in spec["stages"]]
+bad["stages"][0] = dict(bad["stages"][0], input=[{"out": "verify"}])
+bad_cfg = os.path.join(work, "bad.json")
+json.dump(bad, open(bad_cfg, "w"))
+rc, out, err = run("relay", "--config", bad_cfg, "--ids", "1")
+check(rc == 1 and "stages[0] ('extract').input[0]" in err and "earlier stage" in err,
+      "a stage reading a later one: exit 1, message names file, stage and segment")
+rc, out, err = run("relay", "--config", cfg)
+check(rc == 2 and "either as --ids" in err, "no request: exit 2 with usage")
+rc, out, err = run("relay", "--config", os.path.join(work, "missing.json"), "--ids", "1")
+check(rc == 1 and "missing.json" in err, "missing file: exit 1 naming it")
+rc, out, err = run("relay", "--config", cfg, "--ids", "1,384")
+check(rc == 1 and "384" in err and "vocabulary" in err, "an id outside the vocabulary: exit 1 naming it")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
