@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
-# The demo: builds baton (host backend) and runs the most complete thing it can do today on
-# the small golden models. The relay demo replaces this once the relay exists.
+# The demo: builds baton (host backend), generates the small golden models, and runs on them
+# the three-stage relay example (and `baton generate`, the plain decode it builds on).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$baton_root"
@@ -24,6 +24,13 @@ cmake --build "$build_dir" --parallel "$baton_jobs"
 
 baton_say "generate the golden test models into build/golden (and check their SHA-256)"
 python3 "$generator" --out build/golden --verify
+
+relay="$build_dir/examples/three_stage_relay"
+if [ -x "$relay" ]; then
+  baton_say "a three-stage relay (extract -> reason -> verify) on qwen-c with three adapters"
+  (set -x; "$relay" build/golden/qwen-c build/golden/qwen-c-lora-qv build/golden/qwen-c-lora-all \
+     build/golden/qwen-c-lora-qv 88 160 301)
+fi
 
 tool="$build_dir/tools/baton"
 if [ -x "$tool" ]; then
