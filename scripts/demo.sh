@@ -25,18 +25,11 @@ cmake --build "$build_dir" --parallel "$baton_jobs"
 baton_say "generate the golden test models into build/golden (and check their SHA-256)"
 python3 "$generator" --out build/golden --verify
 
-relay="$build_dir/examples/three_stage_relay"
-if [ -x "$relay" ]; then
-  baton_say "a three-stage relay (extract -> reason -> verify) on qwen-c with three adapters"
-  (set -x; "$relay" build/golden/qwen-c build/golden/qwen-c-lora-qv build/golden/qwen-c-lora-all \
-     build/golden/qwen-c-lora-qv 88 160 301)
-fi
-
 tool="$build_dir/tools/baton"
-if [ -x "$tool" ]; then
-  baton_say "greedy generation with the float32 model qwen-c"
-  (set -x; "$tool" generate --model build/golden/qwen-c --ids 5,6,7 --max-new 8)
-else
-  baton_say "the baton command-line tool is not built yet ($tool); the models are ready:"
-  ls build/golden
-fi
+baton_say "the relay demo: extract -> reason -> verify on qwen-c with three LoRA adapters"
+baton_say "(examples/relay/golden-relay.json; each stage's prefix is pre-warmed once)"
+(set -x; "$tool" relay --config examples/relay/golden-relay.json --ids 88,160,301)
+
+baton_say "the same relay built in code (examples/three_stage_relay.cpp)"
+(set -x; "$build_dir/examples/three_stage_relay" build/golden/qwen-c build/golden/qwen-c-lora-qv \
+   build/golden/qwen-c-lora-all build/golden/qwen-c-lora-qv 88 160 301)
