@@ -10,12 +10,22 @@
 // follows from margins far above that gap (these seeds were not tuned; a flip would show as a
 // logit mismatch first).
 //
-// Mutation checks (run by hand on 2026-11-29, each made tests here fail):
-//   - rope position off by one (pos + 1 in host_forward)        -> "logits match", "greedy"
-//   - GQA map h % nkv instead of h / group                        -> Qwen2-style cases
-//   - LoRA scale ignored (scale = 1)                              -> adapter cases
+// Mutation checks (re-run 2026-11-29 on a private copy of the tree, each mutation alone; the
+// full table for test_model / test_golden / test_model_errors is in test_model_errors.cpp):
+//   - rope +1 on the keys only (h >= nq in host_forward)        -> "logits match" (all 8
+//     subcases), "prefix + slot", "llama3-scaled model"
+//   - rope +1 on q AND k (pos + 1 in rope_rotate_head)          -> nothing fails, and nothing
+//     can: scores depend only on the position difference (an equivalent mutant)
+//   - token position +1 (rope and KV index)                       -> the same three cases
+//   - GQA map h % nkv instead of h / group                        -> the 4 Qwen2-style (GQA)
+//                                                                    subcases, "prefix + slot"
+//   - LoRA scale ignored (scale = 1)                              -> all 8 subcases (each runs
+//                                                                    an adapter)
 //   - KvBuffer::reset_prefix not resetting prefix_len_            -> "prefix + slot" case
-//   - llama3 smoothing band removed                               -> "llama3 frequencies"
+//   - KvBuffer::check_write without the position check            -> nothing here fails (no
+//     test in this file writes at a wrong position); test_model_errors catches it
+//   - llama3 smoothing band removed                               -> "llama3 frequencies",
+//                                                                    "llama3-scaled model"
 #include <doctest/doctest.h>
 
 #include <cmath>
