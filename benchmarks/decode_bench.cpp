@@ -211,8 +211,22 @@ Bandwidth measure_bandwidth(std::size_t mib, int reps) {
     const double triad_s = seconds_since(t0);
     t0 = Clock::now();
     double sum = 0;
-#pragma omp parallel for schedule(static) reduction(+ : sum)
-    for (std::size_t i = 0; i < n; ++i) sum += a[i];
+    // Eight partial sums per thread: one running sum would make this an add-latency test
+    // (a few GB/s per core), not a memory test.
+#pragma omp parallel reduction(+ : sum)
+    {
+      const std::size_t nt = static_cast<std::size_t>(omp_get_num_threads());
+      const std::size_t id = static_cast<std::size_t>(omp_get_thread_num());
+      const std::size_t lo = n * id / nt, hi = n * (id + 1) / nt;
+      double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      std::size_t i = lo;
+      for (; i + 8 <= hi; i += 8) {
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) acc[j] += a[i + j];
+      }
+      for (; i < hi; ++i) acc[0] += a[i];
+      sum += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    }
     const double read_s = seconds_since(t0);
     sink = sink + sum;
     if (r == 0) continue;
