@@ -32,9 +32,13 @@
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "args.hpp"
 #include "commands.hpp"
 
 using namespace baton;
+using baton::cli::ArgError;
+using baton::cli::parse_ids;
+using baton::cli::parse_int;
 
 namespace {
 
@@ -49,43 +53,12 @@ constexpr std::string_view kUsage =
     "  --json          print {\"ids\":[...]} instead of space-separated ids\n"
     "  --logits        with --json: add \"logits\", the row that chose the first token\n";
 
-/// A malformed command line: reported with the usage text, exit status 2. Deliberately not a
-/// baton::error, which means the command line was fine and the inputs were not (status 1).
-struct ArgError {
-  std::string message;
-};
-
 struct Args {
   std::string model, adapter;
   std::vector<std::int32_t> ids;
   int max_new = 0;
   bool ignore_eos = false, json = false, logits = false, help = false;
 };
-
-template <class Int>
-Int parse_int(std::string_view text, std::string_view what) {
-  Int v{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
-    throw ArgError{std::string(what) + ": '" + std::string(text) + "' is not an integer" +
-                   (ec == std::errc::result_out_of_range ? " in range" : "")};
-  }
-  return v;
-}
-
-std::vector<std::int32_t> parse_ids(std::string_view list) {
-  std::vector<std::int32_t> ids;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = list.find(',', start);
-    const std::string_view item = list.substr(start, comma == std::string_view::npos ? list.npos : comma - start);
-    if (item.empty()) throw ArgError{"--ids: empty entry in '" + std::string(list) + "'"};
-    ids.push_back(parse_int<std::int32_t>(item, "--ids"));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return ids;
-}
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -132,38 +105,30 @@ struct Generated {
   std::vector<float> first_logits;  ///< filled only when asked for
 };
 
-/// Loads the model in storage S with a head_dim-D cache and a rank-bound-R slice, and runs the
-/// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
-template <StorageType S, int D, int R>
+/// Loads the model in storage S with a head_dim-D cache, and runs the prompt + greedy
+/// generation on one slot of a fresh cache sized prompt + max_new.
+template <StorageType S, int D>
 Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
+  using Slice = LoraSlice<kRuntimeRankBound, host>;
   const auto model = baton::load_model<host, S>(a.model);
-  const auto slice = a.adapter.empty() ? LoraSlice<R, host>::none(model.config())
-                                       : LoraSlice<R, host>::load(a.adapter, model.config());
+  const auto slice = a.adapter.empty() ? Slice::none(model.config())
+                                       : Slice::load(a.adapter, model.config());
   const int n = static_cast<int>(a.ids.size());
   // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
-  KvBuffer<layout::HeadMajor<f32, D>, host> cache(
-      model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = n + a.max_new, .slots = 1});
+  using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
+  Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = n + a.max_new, .slots = 1});
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
-  const KvTarget slot = KvTarget::in_slot(0);
-
-  // The prompt's forward is run here rather than inside greedy_decode so that its logits (the
-  // row that picks the first token) can be printed. greedy_decode continues from the first
-  // token exactly as it would have after its own prefill: same forwards, same positions.
-  const std::span<const float> logits =
-      forward(model, ws, slice, cache, slot, 0, std::span<const std::int32_t>(a.ids), Logits::last);
+  const GreedyOptions opt{a.max_new, stop_ids};
+  // The library's decode loop, driven here so the prompt's logits (the row that picks the
+  // first token) can be kept.
+  Decoder<BaseModel<host, S>, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
+  d.prefill(std::span<const std::int32_t>(a.ids), 0);
   Generated out;
-  if (a.logits) out.first_logits.assign(logits.begin(), logits.end());
-  const std::int32_t first = kernels::argmax(logits.data(), model.config().vocab_size);
-  if (std::find(stop_ids.begin(), stop_ids.end(), first) != stop_ids.end()) return out;
-  out.ids.push_back(first);
-  if (a.max_new > 1) {
-    const GreedyResult rest =
-        greedy_decode(model, ws, slice, cache, slot, n, std::span<const std::int32_t>(&first, 1),
-                      GreedyOptions{a.max_new - 1, stop_ids});
-    out.ids.insert(out.ids.end(), rest.ids.begin(), rest.ids.end());
-  }
+  if (a.logits) out.first_logits.assign(d.logits().begin(), d.logits().end());
+  while (!d.done()) d.accept(d.greedy_choice());
+  out.ids = d.result().ids;
   return out;
 }
 
@@ -196,18 +161,13 @@ int cmd_generate(int argc, char** argv) {
 
   const ModelConfig cfg = io::load_model_config(a.model);
   const std::vector<std::int32_t> stop_ids = a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
-  const int rank = a.adapter.empty() ? 0 : io::load_adapter_config(a.adapter).max_rank(cfg.num_layers);
 
-  // Run-time facts to template parameters: storage type, head_dim, rank bound. On the host the
-  // rank bound only limits which adapters load (the host kernels loop over the real rank), so
-  // three bounds cover every rank up to 256 with few instantiations.
+  // Run-time facts to template parameters: storage type and head_dim (the rank bound is
+  // kRuntimeRankBound, see lora_slice.hpp).
   const auto with_storage = [&](auto storage) {
     using S = typename decltype(storage)::type;
-    return dispatch_head_dim(cfg.head_dim, [&](auto d) {
-      return dispatch_bound<16, 64, 256>("adapter rank", rank, [&](auto r) {
-        return generate<S, decltype(d)::value, decltype(r)::value>(a, stop_ids);
-      });
-    });
+    return dispatch_head_dim(cfg.head_dim,
+                             [&](auto d) { return generate<S, decltype(d)::value>(a, stop_ids); });
   };
   Generated g;
   switch (stored_dtype(a.model)) {

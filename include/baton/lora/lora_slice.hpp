@@ -43,6 +43,11 @@ inline std::pair<int, int> lora_target_dims(const ModelConfig& c, LoraTarget t) 
   return {0, 0};
 }
 
+/// The rank bound used where the adapter is only known at run time (relay files, the CLI).
+/// On the host the bound only limits which adapters load — the kernels loop over the real
+/// rank — so one generous bound keeps the instantiations down.
+inline constexpr int kRuntimeRankBound = 256;
+
 /// One adapter on the projections it targets.
 /// @tparam Rank compile-time bound on every module's rank (kernels keep the rank-r
 ///         intermediate in registers); an adapter with a larger r is rejected at load.

@@ -21,21 +21,18 @@ class Workspace {
   template <class T>
   using buffer = typename B::template buffer<T>;
 
-  /// Makes room for a forward of `tokens` tokens with `logit_rows` rows of logits.
+  /// Makes room for a forward of `tokens` tokens with `logit_rows` rows of logits. Each
+  /// buffer is checked against its own need, so one workspace can serve models of different
+  /// shapes without a buffer too small for one of them.
   void ensure(const ModelConfig& c, int tokens, int logit_rows) {
-    if (tokens > tokens_ || c.hidden_size != hidden_) {
-      const std::size_t n = static_cast<std::size_t>(tokens);
-      x = buffer<float>(n * c.hidden_size);
-      xn = buffer<float>(n * c.hidden_size);
-      qkv = buffer<float>(n * (c.q_dim() + 2 * c.kv_dim()));
-      attn = buffer<float>(n * c.q_dim());
-      gate_up = buffer<float>(n * 2 * c.intermediate_size);
-      act = buffer<float>(n * c.intermediate_size);
-      tokens_ = tokens;
-      hidden_ = c.hidden_size;
-    }
-    const std::size_t need = static_cast<std::size_t>(logit_rows) * c.vocab_size;
-    if (logits.size() < need) logits = buffer<float>(need);
+    const std::size_t n = static_cast<std::size_t>(tokens);
+    grow(x, n * c.hidden_size);
+    grow(xn, n * c.hidden_size);
+    grow(qkv, n * (c.q_dim() + 2 * c.kv_dim()));
+    grow(attn, n * c.q_dim());
+    grow(gate_up, n * 2 * c.intermediate_size);
+    grow(act, n * c.intermediate_size);
+    grow(logits, static_cast<std::size_t>(logit_rows) * c.vocab_size);
   }
 
   buffer<float> x;        ///< [n, hidden] residual stream
@@ -49,8 +46,9 @@ class Workspace {
   std::vector<float> lora_scratch;   ///< host: the rank-r intermediate
 
  private:
-  int tokens_ = 0;
-  int hidden_ = 0;
+  static void grow(buffer<float>& b, std::size_t need) {
+    if (b.size() < need) b = buffer<float>(need);
+  }
 };
 
 }  // namespace baton

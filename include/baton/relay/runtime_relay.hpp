@@ -17,9 +17,6 @@
 
 namespace baton {
 
-/// Rank bound of the slices of a run-time relay (adapters with a larger r are rejected).
-inline constexpr int kRuntimeRankBound = 64;
-
 /// A relay built from a RelaySpec: owns the model, its stages and the engine.
 class RuntimeRelay {
  public:
