@@ -10,9 +10,9 @@
 
 /// `baton generate`: greedy generation from token ids (tools/cmd_generate.cpp).
 int cmd_generate(int argc, char** argv);
-/// `baton relay`: run a relay described by a JSON file (tools/cmd_relay.cpp, when present).
+/// `baton relay`: run a relay described by a JSON file (tools/cmd_relay.cpp).
 int cmd_relay(int argc, char** argv);
-/// `baton tokenize`: text to token ids (tools/cmd_tokenize.cpp, when present).
+/// `baton tokenize`: text to token ids (tools/cmd_tokenize.cpp).
 int cmd_tokenize(int argc, char** argv);
-/// `baton detokenize`: token ids to text (tools/cmd_tokenize.cpp, when present).
+/// `baton detokenize`: token ids to text (tools/cmd_tokenize.cpp).
 int cmd_detokenize(int argc, char** argv);

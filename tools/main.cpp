@@ -2,10 +2,7 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief `baton <subcommand> ...`: dispatches to the subcommands declared in commands.hpp.
-///
-/// A subcommand whose source file is absent from tools/ is left out of the build and of this
-/// table: tools/CMakeLists.txt defines BATON_CLI_HAS_RELAY / BATON_CLI_HAS_TOKENIZE when
-/// cmd_relay.cpp / cmd_tokenize.cpp exist.
+
 #include <algorithm>
 #include <cstddef>
 #include <exception>
@@ -26,13 +23,9 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"generate", cmd_generate, "greedy generation from token ids (model + optional adapter)"},
-#if defined(BATON_CLI_HAS_RELAY)
     {"relay", cmd_relay, "run a relay of LoRA stages described by a JSON file"},
-#endif
-#if defined(BATON_CLI_HAS_TOKENIZE)
     {"tokenize", cmd_tokenize, "text to token ids with a tokenizer.json"},
     {"detokenize", cmd_detokenize, "token ids to text with a tokenizer.json"},
-#endif
 };
 
 void usage(std::ostream& out) {
