@@ -210,7 +210,9 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       BATON_CHECK(g.is_object() && g.size() == 1, config_error, gw,
                   " must be one of {\"ids\": [...]}, {\"text\": \"...\"}, {\"request\": true}, "
                   "{\"out\": stage}, {\"feedback\": stage}; got ", g.dump());
-      const auto& [key, val] = *g.items().begin();
+      // The one key of the object (not through items(): its proxy is a temporary).
+      const std::string key = g.begin().key();
+      const nlohmann::json& val = g.begin().value();
       SegmentSpec seg;
       if (key == "ids") {
         seg.literal.ids = detail::json_ids(val, gw + ".ids");
