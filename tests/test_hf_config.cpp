@@ -7,6 +7,8 @@
 // mlp_bias rejection or the vocab-range check of eos ids made the matching case fail.
 #include <doctest/doctest.h>
 
+#include "support/expect_error.hpp"
+
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
@@ -28,36 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-template <class E>
-std::string expect_error(const std::function<void()>& f,
-                         std::initializer_list<std::string_view> parts) {
-  std::string msg;
-  bool caught = false;
-  try {
-    f();
-  } catch (const E& e) {
-    caught = true;
-    msg = e.what();
-  } catch (const std::exception& e) {
-    FAIL_CHECK("wrong exception type; message: " << e.what());
-    return {};
-  }
-  if (!caught) {
-    FAIL_CHECK("no exception thrown");
-    return {};
-  }
-  for (const std::string_view p : parts) {
-    CHECK_MESSAGE(msg.find(p) != std::string::npos, "message lacks '" << p << "': " << msg);
-  }
-  return msg;
-}
-
-// INFO names the failing expression (the helper's own line is not the caller's).
-#define EXPECT_ERROR(type, expr, ...)                         \
-  do {                                                        \
-    INFO("line " << __LINE__ << ": " #expr);                  \
-    expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__}); \
-  } while (0)
 
 constexpr std::string_view kSrc = "models/x/config.json";
 

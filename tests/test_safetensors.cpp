@@ -10,6 +10,8 @@
 // makes the unaligned case fail under -fsanitize=undefined ("load of misaligned address").
 #include <doctest/doctest.h>
 
+#include "support/expect_error.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -45,38 +47,6 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-/// Runs `f`, requires it to throw exactly E (not a sibling), and requires every part in
-/// the message. Returns the message for further checks.
-template <class E>
-std::string expect_error(const std::function<void()>& f,
-                         std::initializer_list<std::string_view> parts) {
-  std::string msg;
-  bool caught = false;
-  try {
-    f();
-  } catch (const E& e) {
-    caught = true;
-    msg = e.what();
-  } catch (const std::exception& e) {
-    FAIL_CHECK("wrong exception type; message: " << e.what());
-    return {};
-  }
-  if (!caught) {
-    FAIL_CHECK("no exception thrown");
-    return {};
-  }
-  for (const std::string_view p : parts) {
-    CHECK_MESSAGE(msg.find(p) != std::string::npos, "message lacks '" << p << "': " << msg);
-  }
-  return msg;
-}
-
-// INFO names the failing expression (the helper's own line is not the caller's).
-#define EXPECT_ERROR(type, expr, ...)                         \
-  do {                                                        \
-    INFO("line " << __LINE__ << ": " #expr);                  \
-    expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__}); \
-  } while (0)
 
 std::vector<std::size_t> dims(std::initializer_list<std::size_t> d) { return d; }
 
