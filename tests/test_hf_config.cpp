@@ -30,7 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-
 constexpr std::string_view kSrc = "models/x/config.json";
 
 /// Qwen/Qwen2.5-0.5B config.json as published (base model).

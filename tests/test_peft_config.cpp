@@ -33,7 +33,6 @@ using nlohmann::json;
 
 namespace {
 
-
 constexpr std::string_view kSrc = "adapters/extract/adapter_config.json";
 
 /// A typical adapter_config.json as PEFT 0.13-0.15 writes it.

@@ -47,7 +47,6 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-
 std::vector<std::size_t> dims(std::initializer_list<std::size_t> d) { return d; }
 
 /// A file with a single F32 tensor "w" of 4 elements, described by a hand-written header
