@@ -258,7 +258,8 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   cache.freeze_prefix();
   Workspace<host> ws;
   std::vector<std::int32_t> prompt(o.prompt);
-  for (int i = 0; i < o.prompt; ++i) prompt[i] = static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size);
+  for (int i = 0; i < o.prompt; ++i)
+    prompt[i] = static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size);
   const KvTarget slot = KvTarget::in_slot(0);
 
   std::vector<double> prefill_tps, decode_tps, step_ms;
@@ -266,15 +267,15 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   for (int r = 0; r < o.runs + 1; ++r) {  // run 0 warms caches and the workspace; dropped
     cache.rewind(0);
     t0 = Clock::now();
-    std::span<const float> logits =
-        forward(model, ws, slice, cache, slot, 0, std::span<const std::int32_t>(prompt), Logits::last);
+    std::span<const float> logits = forward(model, ws, slice, cache, slot, 0,
+                                            std::span<const std::int32_t>(prompt), Logits::last);
     const double prefill_s = seconds_since(t0);
     std::int32_t tok = kernels::argmax(logits.data(), c.vocab_size);
     const std::int32_t first = tok;
     t0 = Clock::now();
     for (int s = 0; s < o.decode; ++s) {
-      logits = forward(model, ws, slice, cache, slot, o.prompt + s, std::span<const std::int32_t>(&tok, 1),
-                       Logits::last);
+      logits = forward(model, ws, slice, cache, slot, o.prompt + s,
+                       std::span<const std::int32_t>(&tok, 1), Logits::last);
       tok = kernels::argmax(logits.data(), c.vocab_size);
     }
     const double decode_s = seconds_since(t0);
@@ -318,19 +319,32 @@ int main(int argc, char** argv) try {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
       return argv[++i];
     };
-    if (a == "--model") o.model = next();
-    else if (a == "--work-dir") o.work_dir = next();
-    else if (a == "--keep") o.keep = true;
-    else if (a == "--runs") o.runs = std::stoi(next());
-    else if (a == "--prompt") o.prompt = std::stoi(next());
-    else if (a == "--decode") o.decode = std::stoi(next());
-    else if (a == "--stream-mib") o.stream_mib = std::stoul(next());
-    else if (a == "--no-f32") o.f32 = false;
-    else if (a == "--layers") o.layers = std::stoi(next());
-    else if (a == "--hidden") o.hidden = std::stoi(next());
-    else if (a == "--ffn") o.ffn = std::stoi(next());
-    else if (a == "--vocab") o.vocab = std::stoi(next());
-    else return usage(argv[0]);
+    if (a == "--model")
+      o.model = next();
+    else if (a == "--work-dir")
+      o.work_dir = next();
+    else if (a == "--keep")
+      o.keep = true;
+    else if (a == "--runs")
+      o.runs = std::stoi(next());
+    else if (a == "--prompt")
+      o.prompt = std::stoi(next());
+    else if (a == "--decode")
+      o.decode = std::stoi(next());
+    else if (a == "--stream-mib")
+      o.stream_mib = std::stoul(next());
+    else if (a == "--no-f32")
+      o.f32 = false;
+    else if (a == "--layers")
+      o.layers = std::stoi(next());
+    else if (a == "--hidden")
+      o.hidden = std::stoi(next());
+    else if (a == "--ffn")
+      o.ffn = std::stoi(next());
+    else if (a == "--vocab")
+      o.vocab = std::stoi(next());
+    else
+      return usage(argv[0]);
   }
   if (o.runs < 1 || o.prompt < 1 || o.decode < 1) return usage(argv[0]);
 
@@ -347,16 +361,11 @@ int main(int argc, char** argv) try {
     dir = written;
   }
   const ModelConfig cfg = io::load_model_config(dir);
-  out["model"] = {{"dir", dir.string()},
-                  {"random", !written.empty()},
-                  {"hidden", cfg.hidden_size},
-                  {"layers", cfg.num_layers},
-                  {"heads", cfg.num_heads},
-                  {"kv_heads", cfg.num_kv_heads},
-                  {"head_dim", cfg.head_dim},
-                  {"ffn", cfg.intermediate_size},
-                  {"vocab", cfg.vocab_size},
-                  {"tied", cfg.tie_word_embeddings}};
+  out["model"] = {{"dir", dir.string()},       {"random", !written.empty()},
+                  {"hidden", cfg.hidden_size}, {"layers", cfg.num_layers},
+                  {"heads", cfg.num_heads},    {"kv_heads", cfg.num_kv_heads},
+                  {"head_dim", cfg.head_dim},  {"ffn", cfg.intermediate_size},
+                  {"vocab", cfg.vocab_size},   {"tied", cfg.tie_word_embeddings}};
   out["threads"] = omp_get_max_threads();
   out["prompt_tokens"] = o.prompt;
   out["decode_steps"] = o.decode;
@@ -364,8 +373,8 @@ int main(int argc, char** argv) try {
 
   std::cerr << "decode_bench: memory bandwidth, 3 x " << o.stream_mib << " MiB\n";
   const Bandwidth bw = measure_bandwidth(o.stream_mib, o.runs);
-  out["bandwidth_gb_per_s"] = {{"copy", bw.copy}, {"triad", bw.triad}, {"read", bw.read},
-                               {"array_mib", o.stream_mib}};
+  out["bandwidth_gb_per_s"] = {
+      {"copy", bw.copy}, {"triad", bw.triad}, {"read", bw.read}, {"array_mib", o.stream_mib}};
 
   const auto add_ratios = [&](nlohmann::json r) {
     const double g = r["achieved_gb_per_s"].get<double>();

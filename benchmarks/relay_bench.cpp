@@ -32,7 +32,8 @@ double median(std::vector<double> v) {
 
 std::vector<std::int32_t> ids_of(int n, int vocab, unsigned seed) {
   std::vector<std::int32_t> v(n);
-  for (int i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>((seed * 2654435761u + i * 40503u) % vocab);
+  for (int i = 0; i < n; ++i)
+    v[i] = static_cast<std::int32_t>((seed * 2654435761u + i * 40503u) % vocab);
   return v;
 }
 
@@ -44,10 +45,14 @@ int main(int argc, char** argv) {
   std::string out_file;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--runs") runs = std::stoi(argv[i + 1]);
-    else if (a == "--prefix") prefix_len = std::stoi(argv[i + 1]);
-    else if (a == "--work-dir") work = argv[i + 1];
-    else if (a == "--out") out_file = argv[i + 1];
+    if (a == "--runs")
+      runs = std::stoi(argv[i + 1]);
+    else if (a == "--prefix")
+      prefix_len = std::stoi(argv[i + 1]);
+    else if (a == "--work-dir")
+      work = argv[i + 1];
+    else if (a == "--out")
+      out_file = argv[i + 1];
   }
   // A small Qwen2-shaped model (about 124 MB in f32) and three adapters.
   test::TinySpec spec;
@@ -61,10 +66,12 @@ int main(int argc, char** argv) {
   spec.seed = 5;
   const test::TinyModel tm = test::make_tiny_model(spec);
   test::write_tiny_model(tm, work / "model");
-  const std::vector<std::string> all = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  const std::vector<std::string> all = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                        "gate_proj", "up_proj", "down_proj"};
   for (int i = 0; i < 3; ++i)
-    test::write_tiny_adapter(test::make_tiny_adapter(tm.cfg, {.r = 16, .alpha = 32, .targets = all, .seed = 10u + i}),
-                             work / ("adapter" + std::to_string(i)));
+    test::write_tiny_adapter(
+        test::make_tiny_adapter(tm.cfg, {.r = 16, .alpha = 32, .targets = all, .seed = 10u + i}),
+        work / ("adapter" + std::to_string(i)));
 
   using Model = BaseModel<host, f32>;
   using Slice = LoraSlice<16, host>;
@@ -74,12 +81,14 @@ int main(int argc, char** argv) {
   const KvShape shape{prefix_len, 256, 1};
   const int gen[3] = {16, 24, 4};
   auto extract = make_stage<Cache>("extract", model, Slice::load(work / "adapter0", c), shape,
-                                   ids_of(prefix_len, c.vocab_size, 1), input(ids({7, 8, 9, 10}), request),
-                                   {.max_new = gen[0]});
+                                   ids_of(prefix_len, c.vocab_size, 1),
+                                   input(ids({7, 8, 9, 10}), request), {.max_new = gen[0]});
   auto reason = make_stage<Cache>("reason", model, Slice::load(work / "adapter1", c), shape,
-                                  ids_of(prefix_len, c.vocab_size, 2), input(request, out<0>), {.max_new = gen[1]});
-  auto verify = make_stage<Cache>("verify", model, Slice::load(work / "adapter2", c), shape,
-                                  ids_of(prefix_len, c.vocab_size, 3), input(out<1>), {.max_new = gen[2]});
+                                  ids_of(prefix_len, c.vocab_size, 2), input(request, out<0>),
+                                  {.max_new = gen[1]});
+  auto verify =
+      make_stage<Cache>("verify", model, Slice::load(work / "adapter2", c), shape,
+                        ids_of(prefix_len, c.vocab_size, 3), input(out<1>), {.max_new = gen[2]});
   Relay relay{extract, reason, verify};
   const auto request = ids_of(16, c.vocab_size, 4);
 
@@ -104,11 +113,16 @@ int main(int argc, char** argv) {
   // Tokens through the model per request: input prefill + fed-back tokens (max_new - 1 when
   // no stop id) per stage; the recomputing variant adds the three prefixes.
   long warm_tokens = 0;
-  for (const StageRun& s : last.runs) warm_tokens += s.input_tokens + static_cast<long>(s.ids.size()) - 1;
+  for (const StageRun& s : last.runs)
+    warm_tokens += s.input_tokens + static_cast<long>(s.ids.size()) - 1;
   const long cold_tokens = warm_tokens + 3L * prefix_len;
   const nlohmann::json out = {
-      {"model", {{"hidden", c.hidden_size}, {"layers", c.num_layers}, {"vocab", c.vocab_size},
-                 {"weight_bytes", model.weight_bytes()}, {"storage", "f32"}}},
+      {"model",
+       {{"hidden", c.hidden_size},
+        {"layers", c.num_layers},
+        {"vocab", c.vocab_size},
+        {"weight_bytes", model.weight_bytes()},
+        {"storage", "f32"}}},
       {"stages", 3},
       {"prefix_tokens_per_stage", prefix_len},
       {"runs", runs},
@@ -117,9 +131,10 @@ int main(int argc, char** argv) {
       {"speedup", median(cold_ms) / median(warm_ms)},
       {"tokens_through_model", {{"prewarmed", warm_tokens}, {"recompute_prefix", cold_tokens}}},
       {"expected_ratio_from_token_counts", static_cast<double>(cold_tokens) / warm_tokens},
-      {"note", "prefix tokens are prefilled in batches (matrix-matrix), decode tokens one at a "
-               "time (matrix-vector), so a batched prefix token costs less than a decode step and "
-               "the measured speedup sits below the token-count ratio"}};
+      {"note",
+       "prefix tokens are prefilled in batches (matrix-matrix), decode tokens one at a "
+       "time (matrix-vector), so a batched prefix token costs less than a decode step and "
+       "the measured speedup sits below the token-count ratio"}};
   std::cout << out.dump(2) << "\n";
   if (!out_file.empty()) std::ofstream(out_file) << out.dump(2) << "\n";
   return 0;

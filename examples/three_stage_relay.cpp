@@ -21,13 +21,14 @@ using namespace baton;
 using namespace baton::wire;  // the segments: ids(...), request, out<K>, feedback<K>
 
 // 1. Choose the types once. Everything below is checked against them at compile time.
-using Model = BaseModel<host, f32>;                      // weights as stored in the files
-using Slice = LoraSlice<16, host>;                       // adapters of rank <= 16
-using Cache = KvBuffer<layout::HeadMajor<f32, 8>, host>; // K/V in f32, head_dim 8 (qwen-c)
+using Model = BaseModel<host, f32>;                       // weights as stored in the files
+using Slice = LoraSlice<16, host>;                        // adapters of rank <= 16
+using Cache = KvBuffer<layout::HeadMajor<f32, 8>, host>;  // K/V in f32, head_dim 8 (qwen-c)
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: " << argv[0] << " MODEL EXTRACT_ADAPTER REASON_ADAPTER VERIFY_ADAPTER [ids...]\n";
+    std::cerr << "usage: " << argv[0]
+              << " MODEL EXTRACT_ADAPTER REASON_ADAPTER VERIFY_ADAPTER [ids...]\n";
     return 2;
   }
   try {
@@ -63,8 +64,7 @@ int main(int argc, char** argv) {
       request.clear();
       for (int i = 5; i < argc; ++i) request.push_back(std::stoi(argv[i]));
     }
-    const RelayResult r =
-        relay.run(request, {.max_cycles = 3, .gate = starts_with({312})});
+    const RelayResult r = relay.run(request, {.max_cycles = 3, .gate = starts_with({312})});
 
     // 7. Every stage's output of every cycle, with timings, however the run ended.
     for (const StageRun& s : r.runs) {

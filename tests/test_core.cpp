@@ -33,8 +33,8 @@ TEST_CASE("f16 conversions match hand-computed bit patterns") {
   CHECK(to_f16(65504.0f).bits == 0x7bff);
   CHECK(to_f16(70000.0f).bits == 0x7c00);
   CHECK(to_f16(std::ldexp(1.0f, -24)).bits == 0x0001);
-  CHECK(to_f16(std::ldexp(1.0f, -25)).bits == 0x0000);  // tie to even (zero)
-  CHECK(to_f16(std::ldexp(3.0f, -25)).bits == 0x0002);  // 1.5 units: tie to even (2)
+  CHECK(to_f16(std::ldexp(1.0f, -25)).bits == 0x0000);         // tie to even (zero)
+  CHECK(to_f16(std::ldexp(3.0f, -25)).bits == 0x0002);         // 1.5 units: tie to even (2)
   CHECK(to_f16(1.0f + std::ldexp(1.0f, -11)).bits == 0x3c00);  // tie to even
   // Every f16 value survives widen -> narrow unchanged.
   for (unsigned b = 0; b < 0x7c00; ++b) {

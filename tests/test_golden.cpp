@@ -75,8 +75,9 @@ TEST_CASE("every golden run: tokens exact, first logits within tolerance") {
     const RunOutcome got = dispatch_head_dim(head_dim, [&](auto d) {
       const std::filesystem::path* a = adapter ? &*adapter : nullptr;
       if constexpr (decltype(d)::value == 8 || decltype(d)::value == 16) {
-        return stored == dtype::bf16 ? run_golden<bf16, decltype(d)::value>(model_dir, a, prompt, 16)
-                                     : run_golden<f32, decltype(d)::value>(model_dir, a, prompt, 16);
+        return stored == dtype::bf16
+                   ? run_golden<bf16, decltype(d)::value>(model_dir, a, prompt, 16)
+                   : run_golden<f32, decltype(d)::value>(model_dir, a, prompt, 16);
       } else {
         FAIL("golden models have head_dim 8 or 16");
         return RunOutcome{};
@@ -86,8 +87,9 @@ TEST_CASE("every golden run: tokens exact, first logits within tolerance") {
     REQUIRE(got.first_logits.size() == want_logits.size());
     for (std::size_t i = 0; i < want_logits.size(); ++i)
       diff = std::max(diff, std::abs(got.first_logits[i] - want_logits[i]));
-    const std::string label = model_name + " + " + (adapter ? adapter->filename().string() : "none") +
-                              " prompt " + std::to_string(run["prompt_index"].get<int>());
+    const std::string label = model_name + " + " +
+                              (adapter ? adapter->filename().string() : "none") + " prompt " +
+                              std::to_string(run["prompt_index"].get<int>());
     INFO(label << ": max |first_logits diff| = " << diff);
     CHECK(got.tokens == want_tokens);
     CHECK(diff <= tol);

@@ -65,7 +65,8 @@ TinySpec llama_style(const std::string& dtype) {
 
 std::vector<std::int32_t> test_prompt(int vocab, int n, unsigned seed) {
   std::vector<std::int32_t> p(n);
-  for (int i = 0; i < n; ++i) p[i] = static_cast<std::int32_t>((seed * 7919u + i * 104729u) % vocab);
+  for (int i = 0; i < n; ++i)
+    p[i] = static_cast<std::int32_t>((seed * 7919u + i * 104729u) % vocab);
   return p;
 }
 
@@ -112,11 +113,15 @@ TEST_CASE("logits match the naive reference and cached greedy equals no-cache gr
   for (const std::string dtype : {"F32", "BF16"}) {
     for (const bool llama : {false, true}) {
       const TinyModel tm = make_tiny_model(llama ? llama_style(dtype) : qwen_style(dtype));
-      const TinyAdapter plain = make_tiny_adapter(tm.cfg, {.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj"}});
+      const TinyAdapter plain =
+          make_tiny_adapter(tm.cfg, {.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj"}});
       const TinyAdapter all = make_tiny_adapter(
-          tm.cfg, {.r = 8, .alpha = 4, .rslora = true,
-                   .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
-                   .seed = 9});
+          tm.cfg,
+          {.r = 8,
+           .alpha = 4,
+           .rslora = true,
+           .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
+           .seed = 9});
       const std::string base = std::string(llama ? "llama_" : "qwen_") + dtype;
       SUBCASE((base + " head-major").c_str()) {
         if (dtype == "F32") {
@@ -204,7 +209,8 @@ TEST_CASE("a llama3-scaled model decodes like the reference") {
   const auto model = load_model<host, f32>(dir);
   CHECK(model.config().rope_scaling.type == RopeScaling::Type::llama3);
   const auto prompt = test_prompt(tm.cfg.vocab_size, 20, 3);
-  const auto got = cached_greedy<HeadF32>(model, LoraSlice<4, host>::none(model.config()), prompt, 8);
+  const auto got =
+      cached_greedy<HeadF32>(model, LoraSlice<4, host>::none(model.config()), prompt, 8);
   CHECK(std::vector<int>(got.begin(), got.end()) ==
         NaiveModel(tm).greedy(std::vector<int>(prompt.begin(), prompt.end()), 8));
 }

@@ -109,8 +109,8 @@ std::string message_of(F&& f) {
                   "threw a subclass " << std::string(typeid(e).name()) << " of the expected type");
     return e.what();
   } catch (const std::exception& e) {
-    FAIL_CHECK("expected " << std::string(typeid(E).name()) << ", got " << std::string(typeid(e).name())
-                           << ": " << e.what());
+    FAIL_CHECK("expected " << std::string(typeid(E).name()) << ", got "
+                           << std::string(typeid(e).name()) << ": " << e.what());
     return {};
   }
   FAIL_CHECK("expected " << std::string(typeid(E).name()) << ", nothing was thrown");
@@ -127,7 +127,8 @@ void check_mentions(const std::string& msg, std::initializer_list<std::string> p
 
 TensorMap raw_tensors(const TinyModel& m) {
   TensorMap raw;
-  for (const auto& [name, v] : m.tensors) raw[name] = raw_tensor(m.spec.dtype, m.shapes.at(name), v);
+  for (const auto& [name, v] : m.tensors)
+    raw[name] = raw_tensor(m.spec.dtype, m.shapes.at(name), v);
   return raw;
 }
 
@@ -241,8 +242,9 @@ TEST_CASE("a malformed model.safetensors is a format_error naming the file and t
     // The last tensor in the file (map order) is the one that no longer fits.
     const std::string& last = raw.rbegin()->first;
     const std::string msg = message_of<format_error>([&] { load_model<host, f32>(dir); });
-    check_mentions(msg, {file.string(), "'" + last + "'", "data_offsets end " + std::to_string(data_size),
-                         "past the data section (" + std::to_string(data_size - 10) + " bytes)"});
+    check_mentions(
+        msg, {file.string(), "'" + last + "'", "data_offsets end " + std::to_string(data_size),
+              "past the data section (" + std::to_string(data_size - 10) + " bytes)"});
   }
   SUBCASE("header length past the end of the file") {
     const fs::path dir = copy_model("header_len");
@@ -282,8 +284,8 @@ TEST_CASE("a malformed model.safetensors is a format_error naming the file and t
     h["model.layers.1.mlp.up_proj.weight"]["dtype"] = "Q4_K";
     write_with_header(file, h, raw);
     const std::string msg = message_of<format_error>([&] { load_model<host, f32>(dir); });
-    check_mentions(msg, {file.string(), "'model.layers.1.mlp.up_proj.weight'", "unknown dtype",
-                         "Q4_K"});
+    check_mentions(msg,
+                   {file.string(), "'model.layers.1.mlp.up_proj.weight'", "unknown dtype", "Q4_K"});
   }
   check_clean_load_still_works();
 }
@@ -312,8 +314,8 @@ TEST_CASE("model tensors that do not fit the config name the tensor and both sha
     raw["model.norm.weight"].dtype = "I32";  // 4-byte elements: the byte range stays valid
     write_safetensors(dir / "model.safetensors", raw);
     const std::string msg = message_of<shape_error>([&] { load_model<host, f32>(dir); });
-    check_mentions(msg, {(dir / "model.safetensors").string(), "'model.norm.weight'",
-                         "dtype I32", "F32, BF16 and F16"});
+    check_mentions(msg, {(dir / "model.safetensors").string(), "'model.norm.weight'", "dtype I32",
+                         "F32, BF16 and F16"});
   }
   SUBCASE("lm_head.weight missing from an untied model") {
     REQUIRE_FALSE(f.tm.cfg.tie_word_embeddings);
@@ -336,7 +338,8 @@ TEST_CASE("adapters that do not fit say what mismatched") {
   const auto model = load_model<host, f32>(f.model_dir);
 
   SUBCASE("rank above the slice's bound") {
-    const TinyAdapter a8 = make_tiny_adapter(f.tm.cfg, {.r = 8, .alpha = 16, .targets = {"v_proj"}});
+    const TinyAdapter a8 =
+        make_tiny_adapter(f.tm.cfg, {.r = 8, .alpha = 16, .targets = {"v_proj"}});
     const fs::path dir = f.root / "adapter_r8";
     fs::remove_all(dir);
     write_tiny_adapter(a8, dir);
@@ -359,8 +362,9 @@ TEST_CASE("adapters that do not fit say what mismatched") {
                          "has shape [4, 48], expected [4, 32]"});
   }
   SUBCASE("an adapter with a tensor nothing uses") {
-    for (const std::string extra : {"base_model.model.model.layers.0.mlp.up_proj.lora_A.weight",
-                                    "base_model.model.model.layers.2.self_attn.q_proj.lora_A.weight"}) {
+    for (const std::string extra :
+         {"base_model.model.model.layers.0.mlp.up_proj.lora_A.weight",
+          "base_model.model.model.layers.2.self_attn.q_proj.lora_A.weight"}) {
       TinyAdapter a = f.ta;  // targets q, v, o, down of 2 layers: neither name belongs
       a.tensors[extra] = std::vector<float>(4 * 32, 0.01f);
       a.shapes[extra] = {4, 32};
@@ -387,13 +391,15 @@ TEST_CASE("a bad request throws before writing and leaves every position and K/V
 
   SUBCASE("token id equal to the vocabulary size") {
     const auto bad = ids({4, 5, vocab, 6});
-    const std::string msg = message_of<usage_error>([&] { live.run(KvTarget::in_slot(0), 6, bad); });
+    const std::string msg =
+        message_of<usage_error>([&] { live.run(KvTarget::in_slot(0), 6, bad); });
     check_mentions(msg, {"token id " + std::to_string(vocab), "at index 2",
                          "[0, " + std::to_string(vocab) + ")"});
   }
   SUBCASE("negative token id") {
     const auto bad = ids({-1});
-    const std::string msg = message_of<usage_error>([&] { live.run(KvTarget::in_slot(1), 9, bad); });
+    const std::string msg =
+        message_of<usage_error>([&] { live.run(KvTarget::in_slot(1), 9, bad); });
     check_mentions(msg, {"token id -1", "at index 0"});
   }
   SUBCASE("a prompt longer than the slot's capacity") {
@@ -418,19 +424,22 @@ TEST_CASE("a bad request throws before writing and leaves every position and K/V
   }
   SUBCASE("a write at the wrong position") {
     for (const int wrong : {5, 7, 0}) {
-      const std::string msg =
-          message_of<position_error>([&] { live.run(KvTarget::in_slot(1), wrong, ids({1, 2})); });
-      check_mentions(msg, {"slot 1", "expected at position " + std::to_string(wrong),
-                           "write position is 9"});
+      const std::string msg = message_of<position_error>([&] {
+        live.run(KvTarget::in_slot(1), wrong, ids({1, 2}));
+      });
+      check_mentions(
+          msg, {"slot 1", "expected at position " + std::to_string(wrong), "write position is 9"});
     }
   }
   SUBCASE("writing the frozen prefix") {
-    const std::string msg =
-        message_of<usage_error>([&] { live.run(KvTarget::prefix(), 6, ids({1, 2}), 1); });
+    const std::string msg = message_of<usage_error>([&] {
+      live.run(KvTarget::prefix(), 6, ids({1, 2}), 1);
+    });
     check_mentions(msg, {"prefix is frozen", "reset_prefix"});
   }
   SUBCASE("a slot that does not exist") {
-    const std::string msg = message_of<usage_error>([&] { live.run(KvTarget::in_slot(2), 6, ids({1})); });
+    const std::string msg =
+        message_of<usage_error>([&] { live.run(KvTarget::in_slot(2), 6, ids({1})); });
     check_mentions(msg, {"slot 2 out of range (2 slots)"});
   }
   SUBCASE("a slice built for a model with another layer count") {
@@ -438,7 +447,8 @@ TEST_CASE("a bad request throws before writing and leaves every position and K/V
     three.num_layers = 3;
     const Slice other = Slice::none(three);
     const std::string msg = message_of<shape_error>([&] {
-      forward(live.model, live.ws, other, live.cache, KvTarget::in_slot(0), 6, ids({1}), Logits::last);
+      forward(live.model, live.ws, other, live.cache, KvTarget::in_slot(0), 6, ids({1}),
+              Logits::last);
     });
     check_mentions(msg, {"has 3 layers, the model 2"});
   }
@@ -452,12 +462,14 @@ TEST_CASE("a bad request throws before writing and leaves every position and K/V
 TEST_CASE("a KvBuffer for another head_dim is a config_error naming both") {
   const auto model = load_model<host, f32>(fixture().model_dir);
   using Wrong = KvBuffer<layout::HeadMajor<f32, 16>, host>;
-  const std::string msg = message_of<config_error>(
-      [&] { Wrong(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 8, .slots = 1}); });
+  const std::string msg = message_of<config_error>([&] {
+    Wrong(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 8, .slots = 1});
+  });
   check_mentions(msg, {"head-major", "head_dim 16", "a model with head_dim 8"});
   using WrongTm = KvBuffer<layout::TokenMajor<f32, 4>, host>;
   check_mentions(message_of<config_error>([&] {
-                   WrongTm(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 8, .slots = 1});
+                   WrongTm(model.config(),
+                           KvShape{.prefix_capacity = 0, .tail_capacity = 8, .slots = 1});
                  }),
                  {"token-major", "head_dim 4", "a model with head_dim 8"});
 }

@@ -87,8 +87,8 @@ TEST_CASE("cycles with feedback equal the reference chain, and the gate ends the
                                     input(request), {.max_new = 6});
   auto reason = make_stage<RCache>("reason", *f.model, f.slice(1), kShape, kPrefixB,
                                    input(request, out<0>, ids({63}), feedback<2>), {.max_new = 7});
-  auto verify = make_stage<RCache>("verify", *f.model, f.slice(2), kShape, kPrefixC,
-                                   input(out<1>), {.max_new = 3});
+  auto verify = make_stage<RCache>("verify", *f.model, f.slice(2), kShape, kPrefixC, input(out<1>),
+                                   {.max_new = 3});
   Relay relay{extract, reason, verify};
   relay.prewarm();
 
@@ -117,9 +117,11 @@ TEST_CASE("cycles with feedback equal the reference chain, and the gate ends the
     for (const StageRun& run : r.runs) CHECK(run.ms > 0);
   }
   SUBCASE("early pass: the gate passes on cycle 2's verdict") {
-    const RelayResult r =
-        relay.run(kRequest, {.max_cycles = 3, .gate = starts_with(std::vector<std::int32_t>(v[1].begin(), v[1].begin() + 2))});
-    REQUIRE(std::vector<std::int32_t>(v[0].begin(), v[0].begin() + 2) != std::vector<std::int32_t>(v[1].begin(), v[1].begin() + 2));
+    const RelayResult r = relay.run(
+        kRequest, {.max_cycles = 3,
+                   .gate = starts_with(std::vector<std::int32_t>(v[1].begin(), v[1].begin() + 2))});
+    REQUIRE(std::vector<std::int32_t>(v[0].begin(), v[0].begin() + 2) !=
+            std::vector<std::int32_t>(v[1].begin(), v[1].begin() + 2));
     CHECK(r.verdict == Verdict::pass);
     CHECK(r.cycles == 2);
     CHECK(r.output(2) == v[1]);
@@ -158,10 +160,11 @@ TEST_CASE("re-pre-warm after new adapter weights: cold until pre-warmed, then th
 TEST_CASE("capacity: a prefix that does not fit, and an append past the slot") {
   RelayFixture f("capacity");
   std::vector<std::int32_t> long_prefix(17, 5);
-  CHECK_THROWS_WITH_AS(make_stage<RCache>("big", *f.model, f.slice(0), kShape, long_prefix,
-                                          input(request), {.max_new = 4}),
-                       doctest::Contains("prefix has 17 tokens but the cache's prefix capacity is 16"),
-                       capacity_error);
+  CHECK_THROWS_WITH_AS(
+      make_stage<RCache>("big", *f.model, f.slice(0), kShape, long_prefix, input(request),
+                         {.max_new = 4}),
+      doctest::Contains("prefix has 17 tokens but the cache's prefix capacity is 16"),
+      capacity_error);
   auto st = make_stage<RCache>("s", *f.model, f.slice(0), {16, 12, 1}, kPrefixA, input(request),
                                {.max_new = 10});
   st.prewarm();
@@ -274,17 +277,24 @@ TEST_CASE("a run-time relay validates its wiring at construction, naming stage a
   const auto seg_out = [](int k) { return Segment{Segment::Kind::output, k, {}}; };
   const auto seg_req = Segment{Segment::Kind::request, -1, {}};
   DStage s0("a", *f.model, f.slice(0), kShape, kPrefixA, DynamicInput{{seg_req}}, {.max_new = 4});
-  DStage s1("b", *f.model, f.slice(1), kShape, kPrefixB, DynamicInput{{seg_req, seg_out(1)}}, {.max_new = 4});
-  CHECK_THROWS_WITH_AS(RelayEngine<host>({&s0, &s1}),
-                       doctest::Contains("stage 1 'b' segment 1 (out<1>): a stage may only read the output of an earlier stage"),
-                       wiring_error);
+  DStage s1("b", *f.model, f.slice(1), kShape, kPrefixB, DynamicInput{{seg_req, seg_out(1)}},
+            {.max_new = 4});
+  CHECK_THROWS_WITH_AS(
+      RelayEngine<host>({&s0, &s1}),
+      doctest::Contains(
+          "stage 1 'b' segment 1 (out<1>): a stage may only read the output of an earlier stage"),
+      wiring_error);
   DStage s2("c", *f.model, f.slice(1), kShape, kPrefixB,
             DynamicInput{{seg_req, Segment{Segment::Kind::feedback, 5, {}}}}, {.max_new = 4});
-  CHECK_THROWS_WITH_AS(RelayEngine<host>({&s0, &s2}), doctest::Contains("feedback<5>"), wiring_error);
-  DStage s3("a", *f.model, f.slice(1), kShape, kPrefixB, DynamicInput{{seg_req, seg_out(0)}}, {.max_new = 4});
-  CHECK_THROWS_WITH_AS(RelayEngine<host>({&s0, &s3}), doctest::Contains("both named 'a'"), wiring_error);
+  CHECK_THROWS_WITH_AS(RelayEngine<host>({&s0, &s2}), doctest::Contains("feedback<5>"),
+                       wiring_error);
+  DStage s3("a", *f.model, f.slice(1), kShape, kPrefixB, DynamicInput{{seg_req, seg_out(0)}},
+            {.max_new = 4});
+  CHECK_THROWS_WITH_AS(RelayEngine<host>({&s0, &s3}), doctest::Contains("both named 'a'"),
+                       wiring_error);
   // Valid wiring runs, and equals the typed relay's answer.
-  DStage s4("d", *f.model, f.slice(1), kShape, kPrefixB, DynamicInput{{seg_req, seg_out(0)}}, {.max_new = 4});
+  DStage s4("d", *f.model, f.slice(1), kShape, kPrefixB, DynamicInput{{seg_req, seg_out(0)}},
+            {.max_new = 4});
   RelayEngine<host> engine({&s0, &s4});
   engine.prewarm();
   const RelayResult r = engine.run(kRequest, {});

@@ -35,25 +35,35 @@ TEST_CASE("relay JSON: errors name the file and the field") {
 
   json j = two_stage();
   j["stages"][0]["input"] = {{{"out", "b"}}};
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("/cfg/relay.json: stages[0] ('a').input[0]: {\"out\": \"b\"}: a stage may only read the output of an earlier stage"), config_error);
+  CHECK_THROWS_WITH_AS(
+      parse(j),
+      doctest::Contains("/cfg/relay.json: stages[0] ('a').input[0]: {\"out\": \"b\"}: a stage may "
+                        "only read the output of an earlier stage"),
+      config_error);
   j = two_stage();
   j["stages"][1]["input"] = {{{"out", "nope"}}};
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stages[1] ('b').input[0].out names stage 'nope', which does not exist"), config_error);
+  CHECK_THROWS_WITH_AS(
+      parse(j),
+      doctest::Contains("stages[1] ('b').input[0].out names stage 'nope', which does not exist"),
+      config_error);
   j = two_stage();
   j["stages"][1]["input"] = {{{"feedback", 7}}};
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("names stage 7 but the relay has stages 0..1"), config_error);
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("names stage 7 but the relay has stages 0..1"),
+                       config_error);
   j = two_stage();
   j["stages"][1]["name"] = "a";
   CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stage name 'a' is used twice"), config_error);
   j = two_stage();
   j["stages"][0]["temperature"] = 0.7;
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stages[0] ('a'): unknown field 'temperature'"), config_error);
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("stages[0] ('a'): unknown field 'temperature'"),
+                       config_error);
   j = two_stage();
   j["stages"][0]["input"] = {{{"request", true}, {"text", "x"}}};
   CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("input[0] must be one of"), config_error);
   j = two_stage();
   j["stages"][0].erase("max_new");
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("missing required field 'max_new'"), config_error);
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("missing required field 'max_new'"),
+                       config_error);
   j = two_stage();
   j["gate"] = {{"starts_with", {1}}, {"contains", {2}}};
   CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("gate needs exactly one of"), config_error);
@@ -62,7 +72,8 @@ TEST_CASE("relay JSON: errors name the file and the field") {
   CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("the last stage gates the relay"), config_error);
   j = two_stage();
   j["stages"][0]["prefix"] = {1, -2};
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("prefix holds -2, not a token id"), config_error);
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("prefix holds -2, not a token id"),
+                       config_error);
   j = two_stage();
   j["backend"] = "tpu";
   CHECK_THROWS_AS(parse(j), config_error);
@@ -70,7 +81,8 @@ TEST_CASE("relay JSON: errors name the file and the field") {
   // Duplicate keys in the file are an error (a plain JSON reader would keep one silently).
   const auto dir = fresh_dir("relay_json_dup");
   std::ofstream(dir / "r.json") << R"({"model": "m", "model": "n", "stages": []})";
-  CHECK_THROWS_WITH_AS(load_relay_spec(dir / "r.json"), doctest::Contains("duplicate key 'model'"), format_error);
+  CHECK_THROWS_WITH_AS(load_relay_spec(dir / "r.json"), doctest::Contains("duplicate key 'model'"),
+                       format_error);
 
   // Text without a tokenizer cannot be built.
   j = two_stage();
@@ -84,12 +96,20 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
   const json j = {
       {"model", "model"},
       {"stages",
-       {{{"name", "extract"}, {"adapter", "adapter0"}, {"prefix", {3, 14, 15}},
-         {"input", {{{"ids", {60}}}, {{"request", true}}}}, {"max_new", 6}},
-        {{"name", "reason"}, {"adapter", "adapter1"}, {"prefix", {2, 7}},
-         {"input", {{{"request", true}}, {{"out", "extract"}}, {{"feedback", "verify"}}}}, {"max_new", 7}},
-        {{"name", "verify"}, {"adapter", "adapter2"},
-         {"input", {{{"out", 1}}, {{"ids", {62}}}}}, {"max_new", 3}}}},
+       {{{"name", "extract"},
+         {"adapter", "adapter0"},
+         {"prefix", {3, 14, 15}},
+         {"input", {{{"ids", {60}}}, {{"request", true}}}},
+         {"max_new", 6}},
+        {{"name", "reason"},
+         {"adapter", "adapter1"},
+         {"prefix", {2, 7}},
+         {"input", {{{"request", true}}, {{"out", "extract"}}, {{"feedback", "verify"}}}},
+         {"max_new", 7}},
+        {{"name", "verify"},
+         {"adapter", "adapter2"},
+         {"input", {{{"out", 1}}, {{"ids", {62}}}}},
+         {"max_new", 3}}}},
       {"gate", {{"starts_with", {63, 63, 63}}}},
       {"max_cycles", 2}};
   std::ofstream(f.dir / "relay.json") << j.dump(2);
@@ -113,7 +133,8 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
   CHECK(r.output(2, 2) == v2);
   CHECK(r.cycles == 2);
   CHECK(r.verdict == Verdict::fail);
-  CHECK_THROWS_AS(relay->run(std::vector<std::int32_t>(513, 1)), capacity_error);  // > max_request_tokens
+  CHECK_THROWS_AS(relay->run(std::vector<std::int32_t>(513, 1)),
+                  capacity_error);  // > max_request_tokens
 }
 
 TEST_CASE("a text relay: ChatML prefix, text segments, stop text and a text gate") {
@@ -126,16 +147,25 @@ TEST_CASE("a text relay: ChatML prefix, text segments, stop text and a text gate
   const auto dir = fresh_dir("relay_text");
   write_tiny_model(tm, dir / "model");
   std::ofstream(dir / "model" / "tokenizer.json") << tok_json.dump();
-  const json j = {
-      {"model", "model"},
-      {"stages",
-       {{{"name", "extract"}, {"system", "Extract the facts."}, {"examples", json::array({json::array({"the star", "star"})})},
-         {"input", {{{"text", "<|im_start|>user\n"}}, {{"request", true}}, {{"text", "<|im_end|>\n<|im_start|>assistant\n"}}}},
-         {"max_new", 6}, {"stop_text", {"<|im_end|>"}}},
-        {{"name", "verify"}, {"system", "Say PASS or FAIL."},
-         {"input", {{{"text", "<|im_start|>user\n"}}, {{"out", "extract"}}, {{"text", "<|im_end|>\n<|im_start|>assistant\n"}}}},
-         {"max_new", 3}}}},
-      {"gate", {{"starts_with", "PASS"}}}};
+  const json j = {{"model", "model"},
+                  {"stages",
+                   {{{"name", "extract"},
+                     {"system", "Extract the facts."},
+                     {"examples", json::array({json::array({"the star", "star"})})},
+                     {"input",
+                      {{{"text", "<|im_start|>user\n"}},
+                       {{"request", true}},
+                       {{"text", "<|im_end|>\n<|im_start|>assistant\n"}}}},
+                     {"max_new", 6},
+                     {"stop_text", {"<|im_end|>"}}},
+                    {{"name", "verify"},
+                     {"system", "Say PASS or FAIL."},
+                     {"input",
+                      {{{"text", "<|im_start|>user\n"}},
+                       {{"out", "extract"}},
+                       {{"text", "<|im_end|>\n<|im_start|>assistant\n"}}}},
+                     {"max_new", 3}}}},
+                  {"gate", {{"starts_with", "PASS"}}}};
   std::ofstream(dir / "relay.json") << j.dump(2);
   RelaySpec spec = load_relay_spec(dir / "relay.json");
   REQUIRE(spec.has_text());
@@ -160,7 +190,8 @@ TEST_CASE("a text relay: ChatML prefix, text segments, stop text and a text gate
   const auto user_open = tok.encode("<|im_start|>user\n");
   const auto user_close = tok.encode("<|im_end|>\n<|im_start|>assistant\n");
   std::vector<int> seq;
-  for (const auto& part : {chat.prefix("Extract the facts.", shots), user_open, request, user_close})
+  for (const auto& part :
+       {chat.prefix("Extract the facts.", shots), user_open, request, user_close})
     seq.insert(seq.end(), part.begin(), part.end());
   const auto e = ref.greedy(seq, 6, {chat.stop_id()});
   CHECK(r.output(0) == std::vector<std::int32_t>(e.begin(), e.end()));

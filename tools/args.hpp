@@ -38,7 +38,8 @@ inline std::vector<std::int32_t> parse_ids(std::string_view list, std::string_vi
     const std::size_t comma = list.find(',', start);
     const std::string_view item =
         list.substr(start, comma == std::string_view::npos ? list.npos : comma - start);
-    if (item.empty()) throw ArgError{std::string(what) + ": empty entry in '" + std::string(list) + "'"};
+    if (item.empty())
+      throw ArgError{std::string(what) + ": empty entry in '" + std::string(list) + "'"};
     ids.push_back(parse_int<std::int32_t>(item, what));
     if (comma == std::string_view::npos) break;
     start = comma + 1;

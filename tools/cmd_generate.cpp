@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "args.hpp"
 #include "baton/core/dispatch.hpp"
 #include "baton/core/dtype.hpp"
 #include "baton/io/hf_config.hpp"
@@ -32,7 +33,6 @@
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
-#include "args.hpp"
 #include "commands.hpp"
 
 using namespace baton;
@@ -95,7 +95,8 @@ Args parse_args(int argc, char** argv) {
   if (a.model.empty()) throw ArgError{"--model DIR is required"};
   if (!have_ids) throw ArgError{"--ids is required"};
   if (!have_max_new) throw ArgError{"--max-new is required"};
-  if (a.max_new < 1) throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
+  if (a.max_new < 1)
+    throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
   if (a.logits && !a.json) throw ArgError{"--logits needs --json"};
   return a;
 }
@@ -111,12 +112,13 @@ template <StorageType S, int D>
 Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
   using Slice = LoraSlice<kRuntimeRankBound, host>;
   const auto model = baton::load_model<host, S>(a.model);
-  const auto slice = a.adapter.empty() ? Slice::none(model.config())
-                                       : Slice::load(a.adapter, model.config());
+  const auto slice =
+      a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model.config());
   const int n = static_cast<int>(a.ids.size());
   // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
-  Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = n + a.max_new, .slots = 1});
+  Cache cache(model.config(),
+              KvShape{.prefix_capacity = 0, .tail_capacity = n + a.max_new, .slots = 1});
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
@@ -160,7 +162,8 @@ int cmd_generate(int argc, char** argv) {
   }
 
   const ModelConfig cfg = io::load_model_config(a.model);
-  const std::vector<std::int32_t> stop_ids = a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
+  const std::vector<std::int32_t> stop_ids =
+      a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
 
   // Run-time facts to template parameters: storage type and head_dim (the rank bound is
   // kRuntimeRankBound, see lora_slice.hpp).

@@ -7,8 +7,9 @@
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
-/// verdict, cycles and timings in ms; with --json one object (text fields replace invalid UTF-8 with U+FFFD; ids are exact). --repeat N runs the request N
-/// times on the pre-warmed relay and reports the median total.
+/// verdict, cycles and timings in ms; with --json one object (text fields replace invalid UTF-8
+/// with U+FFFD; ids are exact). --repeat N runs the request N times on the pre-warmed relay and
+/// reports the median total.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -122,8 +123,12 @@ int cmd_relay(int argc, char** argv) {
                           {"stages", nlohmann::json::array()}};
     if (a.repeat > 1) out["median_total_ms"] = median_ms;
     for (const StageRun& s : r.runs) {
-      nlohmann::json j = {{"name", s.name}, {"cycle", s.cycle}, {"ids", s.ids},
-                          {"stopped", s.stopped}, {"input_tokens", s.input_tokens}, {"ms", s.ms}};
+      nlohmann::json j = {{"name", s.name},
+                          {"cycle", s.cycle},
+                          {"ids", s.ids},
+                          {"stopped", s.stopped},
+                          {"input_tokens", s.input_tokens},
+                          {"ms", s.ms}};
       if (tok) j["text"] = tok->decode(s.ids);
       out["stages"].push_back(std::move(j));
     }

@@ -7,10 +7,10 @@
 ///        baton/backend/cuda.hpp (link baton::cuda).
 #pragma once
 
+#include "baton/backend/host.hpp"
 #include "baton/core/dispatch.hpp"
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
-#include "baton/backend/host.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"

@@ -80,7 +80,8 @@ class NaiveModel {
   }
 
   /// Greedy decode recomputing everything at every step (lowest id wins an exact tie).
-  std::vector<int> greedy(std::vector<int> seq, int max_new, const std::vector<int>& stop = {}) const {
+  std::vector<int> greedy(std::vector<int> seq, int max_new,
+                          const std::vector<int>& stop = {}) const {
     std::vector<int> out;
     for (int s = 0; s < max_new; ++s) {
       const auto lg = logits(seq).back();

@@ -48,8 +48,8 @@ inline nlohmann::json chatml_tokenizer_json(int& vocab_size) {
   for (int b = 0; b < 256; ++b) vocab[alpha[b]] = b;
   const std::string sp = alpha[' '];  // "Ġ"
   const std::vector<std::pair<std::string, std::string>> merges = {
-      {"i", "m"}, {sp, "t"}, {"h", "e"}, {sp + "t", "he"}, {"s", "t"}, {"P", "A"}, {"PA", "S"},
-      {"PAS", "S"}, {"a", "r"}, {"st", "ar"}};
+      {"i", "m"}, {sp, "t"},   {"h", "e"},   {sp + "t", "he"}, {"s", "t"},
+      {"P", "A"}, {"PA", "S"}, {"PAS", "S"}, {"a", "r"},       {"st", "ar"}};
   int id = 256;
   nlohmann::json merge_list = nlohmann::json::array();
   for (const auto& [a, b] : merges) {
@@ -59,28 +59,49 @@ inline nlohmann::json chatml_tokenizer_json(int& vocab_size) {
   const int im_start = id++, im_end = id++;
   vocab_size = id;
   const std::string qwen_split =
-      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
       "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   const auto added = [](int i, const char* c) {
-    return nlohmann::json{{"id", i},         {"content", c},     {"single_word", false},
-                          {"lstrip", false}, {"rstrip", false},  {"normalized", false},
+    return nlohmann::json{{"id", i},         {"content", c},    {"single_word", false},
+                          {"lstrip", false}, {"rstrip", false}, {"normalized", false},
                           {"special", true}};
   };
-  return {
-      {"version", "1.0"},
-      {"added_tokens", {added(im_start, "<|im_start|>"), added(im_end, "<|im_end|>")}},
-      {"normalizer", {{"type", "NFC"}}},
-      {"pre_tokenizer",
-       {{"type", "Sequence"},
-        {"pretokenizers",
-         {{{"type", "Split"}, {"pattern", {{"Regex", qwen_split}}}, {"behavior", "Isolated"}, {"invert", false}},
-          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}}},
-      {"post_processor", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
-      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
-      {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
-        {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-        {"vocab", vocab}, {"merges", merge_list}}}};
+  return {{"version", "1.0"},
+          {"added_tokens", {added(im_start, "<|im_start|>"), added(im_end, "<|im_end|>")}},
+          {"normalizer", {{"type", "NFC"}}},
+          {"pre_tokenizer",
+           {{"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"},
+               {"pattern", {{"Regex", qwen_split}}},
+               {"behavior", "Isolated"},
+               {"invert", false}},
+              {{"type", "ByteLevel"},
+               {"add_prefix_space", false},
+               {"trim_offsets", false},
+               {"use_regex", false}}}}}},
+          {"post_processor",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", false},
+            {"trim_offsets", false},
+            {"use_regex", false}}},
+          {"decoder",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", false},
+            {"trim_offsets", false},
+            {"use_regex", false}}},
+          {"model",
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", nullptr},
+            {"continuing_subword_prefix", ""},
+            {"end_of_word_suffix", ""},
+            {"fuse_unk", false},
+            {"byte_fallback", false},
+            {"ignore_merges", false},
+            {"vocab", vocab},
+            {"merges", merge_list}}}};
 }
 
 }  // namespace baton::test

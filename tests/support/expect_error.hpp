@@ -43,8 +43,8 @@ std::string expect_error(const std::function<void()>& f,
 }  // namespace baton::test
 
 // INFO names the failing expression (the helper's own line is not the caller's).
-#define EXPECT_ERROR(type, expr, ...)                                      \
-  do {                                                                     \
-    INFO("line " << __LINE__ << ": " #expr);                               \
+#define EXPECT_ERROR(type, expr, ...)                                        \
+  do {                                                                       \
+    INFO("line " << __LINE__ << ": " #expr);                                 \
     ::baton::test::expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__}); \
   } while (0)

@@ -29,7 +29,8 @@ std::vector<std::int32_t> cached_greedy(const Model& model, const Slice& slice,
   cache.freeze_prefix();
   Workspace<typename Model::backend> ws;
   return greedy_decode(model, ws, slice, cache, KvTarget::in_slot(0), 0,
-                       std::span<const std::int32_t>(prompt), GreedyOptions{max_new, std::move(stop)})
+                       std::span<const std::int32_t>(prompt),
+                       GreedyOptions{max_new, std::move(stop)})
       .ids;
 }
 

@@ -34,12 +34,17 @@ struct RelayFixture {
   explicit RelayFixture(const std::string& name) {
     dir = fresh_dir("relay_" + name);
     write_tiny_model(tm, dir / "model");
-    adapters.push_back(make_tiny_adapter(tm.cfg, {.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj"}, .seed = 1}));
     adapters.push_back(make_tiny_adapter(
-        tm.cfg, {.r = 8, .alpha = 4, .rslora = true,
-                 .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
-                 .seed = 2}));
-    adapters.push_back(make_tiny_adapter(tm.cfg, {.r = 2, .alpha = 6, .targets = {"gate_proj", "up_proj", "down_proj"}, .seed = 3}));
+        tm.cfg, {.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj"}, .seed = 1}));
+    adapters.push_back(make_tiny_adapter(
+        tm.cfg,
+        {.r = 8,
+         .alpha = 4,
+         .rslora = true,
+         .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
+         .seed = 2}));
+    adapters.push_back(make_tiny_adapter(
+        tm.cfg, {.r = 2, .alpha = 6, .targets = {"gate_proj", "up_proj", "down_proj"}, .seed = 3}));
     for (std::size_t i = 0; i < adapters.size(); ++i)
       write_tiny_adapter(adapters[i], adapter_dir(static_cast<int>(i)));
     model = std::make_unique<RModel>(load_model<host, f32>(dir / "model"));

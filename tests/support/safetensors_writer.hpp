@@ -60,7 +60,8 @@ inline nlohmann::json safetensors_header(const TensorMap& tensors,
   nlohmann::json h = nlohmann::json::object();
   std::uint64_t off = 0;
   for (const auto& [name, t] : tensors) {
-    h[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes.size()}}};
+    h[name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes.size()}}};
     off += t.bytes.size();
   }
   if (!meta.empty()) h["__metadata__"] = meta;
@@ -69,7 +70,8 @@ inline nlohmann::json safetensors_header(const TensorMap& tensors,
 
 /// Writes raw pieces: an 8-byte length (given explicitly, so tests can lie), header text, data.
 inline void write_raw_safetensors(const std::filesystem::path& path, std::uint64_t header_len,
-                                  const std::string& header, const std::vector<std::uint8_t>& data) {
+                                  const std::string& header,
+                                  const std::vector<std::uint8_t>& data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(header_len >> (8 * i));

@@ -123,32 +123,33 @@ inline RawTensor raw_tensor(const std::string& dtype, std::vector<std::int64_t> 
 
 inline nlohmann::json config_json(const TinyModel& m) {
   const ModelConfig& c = m.cfg;
-  nlohmann::json j = {
-      {"architectures", {c.architecture_name}},
-      {"model_type", c.architecture == Architecture::qwen2 ? "qwen2" : "llama"},
-      {"vocab_size", c.vocab_size},
-      {"hidden_size", c.hidden_size},
-      {"intermediate_size", c.intermediate_size},
-      {"num_hidden_layers", c.num_layers},
-      {"num_attention_heads", c.num_heads},
-      {"num_key_value_heads", c.num_kv_heads},
-      {"rms_norm_eps", c.rms_norm_eps},
-      {"rope_theta", c.rope_theta},
-      {"hidden_act", "silu"},
-      {"tie_word_embeddings", c.tie_word_embeddings},
-      {"bos_token_id", c.bos_token_ids.at(0)},
-      {"eos_token_id", c.eos_token_ids},
-      {"max_position_embeddings", c.max_position_embeddings},
-      {"torch_dtype", m.spec.dtype == "BF16" ? "bfloat16" : m.spec.dtype == "F16" ? "float16" : "float32"}};
+  nlohmann::json j = {{"architectures", {c.architecture_name}},
+                      {"model_type", c.architecture == Architecture::qwen2 ? "qwen2" : "llama"},
+                      {"vocab_size", c.vocab_size},
+                      {"hidden_size", c.hidden_size},
+                      {"intermediate_size", c.intermediate_size},
+                      {"num_hidden_layers", c.num_layers},
+                      {"num_attention_heads", c.num_heads},
+                      {"num_key_value_heads", c.num_kv_heads},
+                      {"rms_norm_eps", c.rms_norm_eps},
+                      {"rope_theta", c.rope_theta},
+                      {"hidden_act", "silu"},
+                      {"tie_word_embeddings", c.tie_word_embeddings},
+                      {"bos_token_id", c.bos_token_ids.at(0)},
+                      {"eos_token_id", c.eos_token_ids},
+                      {"max_position_embeddings", c.max_position_embeddings},
+                      {"torch_dtype", m.spec.dtype == "BF16"  ? "bfloat16"
+                                      : m.spec.dtype == "F16" ? "float16"
+                                                              : "float32"}};
   if (m.spec.head_dim_in_config) j["head_dim"] = c.head_dim;
   if (c.architecture == Architecture::llama) j["attention_bias"] = false;
   if (c.rope_scaling.type == RopeScaling::Type::llama3) {
-    j["rope_scaling"] = {{"rope_type", "llama3"},
-                         {"factor", c.rope_scaling.factor},
-                         {"low_freq_factor", c.rope_scaling.low_freq_factor},
-                         {"high_freq_factor", c.rope_scaling.high_freq_factor},
-                         {"original_max_position_embeddings",
-                          c.rope_scaling.original_max_position_embeddings}};
+    j["rope_scaling"] = {
+        {"rope_type", "llama3"},
+        {"factor", c.rope_scaling.factor},
+        {"low_freq_factor", c.rope_scaling.low_freq_factor},
+        {"high_freq_factor", c.rope_scaling.high_freq_factor},
+        {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
   } else if (c.rope_scaling.type == RopeScaling::Type::linear) {
     j["rope_scaling"] = {{"type", "linear"}, {"factor", c.rope_scaling.factor}};
   }
@@ -159,7 +160,8 @@ inline nlohmann::json config_json(const TinyModel& m) {
 inline void write_tiny_model(const TinyModel& m, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   TensorMap raw;
-  for (const auto& [name, v] : m.tensors) raw[name] = raw_tensor(m.spec.dtype, m.shapes.at(name), v);
+  for (const auto& [name, v] : m.tensors)
+    raw[name] = raw_tensor(m.spec.dtype, m.shapes.at(name), v);
   write_safetensors(dir / "model.safetensors", raw, {{"format", "pt"}});
   write_json(dir / "config.json", config_json(m));
 }
@@ -203,7 +205,8 @@ inline TinyAdapter make_tiny_adapter(const ModelConfig& c, const TinyAdapterSpec
       const auto [in, out] = tiny_target_dims(c, t);
       const std::string p = "base_model.model.model.layers." + std::to_string(i) + "." +
                             tiny_parent(t) + "." + t + ".";
-      std::vector<float> A(static_cast<std::size_t>(s.r) * in), B(static_cast<std::size_t>(out) * s.r);
+      std::vector<float> A(static_cast<std::size_t>(s.r) * in),
+          B(static_cast<std::size_t>(out) * s.r);
       detail::fill_normal(A, rng, 0.0, 1.0 / std::sqrt(in));
       // With A x of unit-ish entries, scale·B·(A x) has std ≈ scale·σ_B·sqrt(r).
       detail::fill_normal(B, rng, 0.0, s.strength / (a.scale * std::sqrt(s.r)));
@@ -221,19 +224,18 @@ inline void write_tiny_adapter(const TinyAdapter& a, const std::filesystem::path
   TensorMap raw;
   for (const auto& [name, v] : a.tensors) raw[name] = f32_tensor(a.shapes.at(name), v);
   write_safetensors(dir / "adapter_model.safetensors", raw, {{"format", "pt"}});
-  write_json(dir / "adapter_config.json",
-             {{"peft_type", "LORA"},
-              {"task_type", "CAUSAL_LM"},
-              {"r", a.spec.r},
-              {"lora_alpha", a.spec.alpha},
-              {"use_rslora", a.spec.rslora},
-              {"target_modules", a.spec.targets},
-              {"bias", "none"},
-              {"fan_in_fan_out", false},
-              {"lora_dropout", 0.0},
-              {"modules_to_save", nullptr},
-              {"use_dora", false},
-              {"base_model_name_or_path", "tiny"}});
+  write_json(dir / "adapter_config.json", {{"peft_type", "LORA"},
+                                           {"task_type", "CAUSAL_LM"},
+                                           {"r", a.spec.r},
+                                           {"lora_alpha", a.spec.alpha},
+                                           {"use_rslora", a.spec.rslora},
+                                           {"target_modules", a.spec.targets},
+                                           {"bias", "none"},
+                                           {"fan_in_fan_out", false},
+                                           {"lora_dropout", 0.0},
+                                           {"modules_to_save", nullptr},
+                                           {"use_dora", false},
+                                           {"base_model_name_or_path", "tiny"}});
 }
 
 }  // namespace baton::test

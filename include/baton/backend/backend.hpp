@@ -26,7 +26,8 @@ concept Backend = requires {
   { B::name } -> std::convertible_to<std::string_view>;
   { B::is_device } -> std::convertible_to<bool>;
   typename B::template buffer<float>;
-} && requires(typename B::template buffer<float>& b) {
+}
+&&requires(typename B::template buffer<float>& b) {
   { b.data() } -> std::same_as<backend_pointer_t<float, B::is_device>>;
   { b.size() } -> std::same_as<std::size_t>;
 };

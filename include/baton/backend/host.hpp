@@ -25,7 +25,7 @@ class HostBuffer {
   HostBuffer() = default;
   explicit HostBuffer(std::size_t n) : size_(n) {
     if (n != 0) {
-      data_ = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kAlign}));
+      data_ = static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kAlign}));
       std::memset(static_cast<void*>(data_), 0, n * sizeof(T));
     }
   }
@@ -55,7 +55,7 @@ class HostBuffer {
  private:
   static constexpr std::size_t kAlign = 64;
   void release() noexcept {
-    if (data_) ::operator delete(static_cast<void*>(data_), std::align_val_t{kAlign});
+    if (data_) ::operator delete (static_cast<void*>(data_), std::align_val_t{kAlign});
     data_ = nullptr;
     size_ = 0;
   }

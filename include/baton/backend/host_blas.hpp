@@ -5,8 +5,8 @@
 ///        a widening matrix-vector kernel for one row (decode).
 #pragma once
 
-#include <algorithm>
 #include <cblas.h>
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 #include <vector>
@@ -31,7 +31,7 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
     for (int t = 0; t < n; ++t) {
       const float* xt = x + static_cast<std::size_t>(t) * ldx;
       float* yt = y + static_cast<std::size_t>(t) * ldy;
-#pragma omp parallel for schedule(static) if (static_cast<long>(out) * in >= kParallelMinWork)
+#pragma omp parallel for schedule(static) if (static_cast <long>(out) * in >= kParallelMinWork)
       for (int o = 0; o < out; ++o) {
         const float v = kernels::dot_row(w + static_cast<std::size_t>(o) * in, xt, in);
         yt[o] = accumulate ? yt[o] + v : v;
@@ -52,10 +52,10 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
       const S* src = w + static_cast<std::size_t>(o0) * in;
       const std::size_t count = static_cast<std::size_t>(rows) * in;
       float* dst = scratch.data();
-#pragma omp parallel for schedule(static) if (static_cast<long>(count) >= kParallelMinWork)
+#pragma omp parallel for schedule(static) if (static_cast <long>(count) >= kParallelMinWork)
       for (std::size_t i = 0; i < count; ++i) dst[i] = widen(src[i]);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, in, 1.0f, x, ldx, dst, in,
-                  beta, y + o0, ldy);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, in, 1.0f, x, ldx, dst, in, beta,
+                  y + o0, ldy);
     }
   }
 }
@@ -66,8 +66,8 @@ inline void lora_update(const float* x, int n, int in, int ldx, const float* a, 
   t.resize(static_cast<std::size_t>(n) * rank);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rank, in, 1.0f, x, ldx, a, in, 0.0f,
               t.data(), rank);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, rank, scale, t.data(), rank, b,
-              rank, 1.0f, y, ldy);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, rank, scale, t.data(), rank, b, rank,
+              1.0f, y, ldy);
 }
 
 }  // namespace baton::host_ops

@@ -20,14 +20,17 @@ template <int... Values, class F>
 decltype(auto) dispatch_exact(std::string_view what, int value, F&& f) {
   using R = decltype(f(std::integral_constant<int, (Values, ...)>{}));
   if constexpr (std::is_void_v<R>) {
-    bool hit = ((value == Values ? (f(std::integral_constant<int, Values>{}), true) : false) || ...);
-    if (!hit) BATON_FAIL(config_error, what, " = ", value, " is not instantiated; supported: ",
-                         detail::concat(((std::to_string(Values) + " "), ...)));
+    bool hit =
+        ((value == Values ? (f(std::integral_constant<int, Values>{}), true) : false) || ...);
+    if (!hit)
+      BATON_FAIL(config_error, what, " = ", value, " is not instantiated; supported: ",
+                 detail::concat(((std::to_string(Values) + " "), ...)));
   } else {
     std::optional<R> out;
     ((value == Values && (out.emplace(f(std::integral_constant<int, Values>{})), true)) || ...);
-    if (!out) BATON_FAIL(config_error, what, " = ", value, " is not instantiated; supported: ",
-                         detail::concat(((std::to_string(Values) + " "), ...)));
+    if (!out)
+      BATON_FAIL(config_error, what, " = ", value, " is not instantiated; supported: ",
+                 detail::concat(((std::to_string(Values) + " "), ...)));
     return R(std::move(*out));
   }
 }

@@ -7,8 +7,8 @@
 #include <source_location>
 #include <sstream>
 #include <stdexcept>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace baton {

@@ -28,20 +28,22 @@ struct StepView {
 
 /// A chain of step interceptors as the stage's decode loop uses it.
 template <class C>
-concept InterceptorChain =
-    requires(const C& c, typename C::state_type& s, const StepView& v, std::int32_t tok) {
-      { C::distribution_altering } -> std::convertible_to<bool>;
-      { C::graph_safe } -> std::convertible_to<bool>;
-      { c.before_step(s, v) } -> std::same_as<std::optional<std::int32_t>>;
-      { c.after_step(s, v, tok) };
-    };
+concept InterceptorChain = requires(const C& c, typename C::state_type& s, const StepView& v,
+                                    std::int32_t tok) {
+  { C::distribution_altering } -> std::convertible_to<bool>;
+  { C::graph_safe } -> std::convertible_to<bool>;
+  { c.before_step(s, v) } -> std::same_as<std::optional<std::int32_t>>;
+  {c.after_step(s, v, tok)};
+};
 
 /// The empty chain: exact greedy decoding.
 struct NoInterceptors {
   static constexpr bool distribution_altering = false;
   static constexpr bool graph_safe = true;
   struct state_type {};
-  std::optional<std::int32_t> before_step(state_type&, const StepView&) const { return std::nullopt; }
+  std::optional<std::int32_t> before_step(state_type&, const StepView&) const {
+    return std::nullopt;
+  }
   void after_step(state_type&, const StepView&, std::int32_t) const {}
 };
 

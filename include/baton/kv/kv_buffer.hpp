@@ -83,11 +83,13 @@ class KvBuffer {
     BATON_CHECK(cfg.head_dim == L::head_dim, config_error, "KvBuffer<", L::name, ", head_dim ",
                 L::head_dim, "> cannot hold a model with head_dim ", cfg.head_dim);
     BATON_CHECK(shape.prefix_capacity >= 0 && shape.tail_capacity > 0 && shape.slots > 0,
-                config_error, "KvShape needs prefix_capacity >= 0, tail_capacity > 0, slots > 0 (got ",
+                config_error,
+                "KvShape needs prefix_capacity >= 0, tail_capacity > 0, slots > 0 (got ",
                 shape.prefix_capacity, ", ", shape.tail_capacity, ", ", shape.slots, ")");
-    prefix_mem_ = typename B::template buffer<element>(2 * layers_ * block_elems(shape.prefix_capacity));
-    tail_mem_ = typename B::template buffer<element>(
-        2 * static_cast<std::size_t>(shape.slots) * layers_ * block_elems(shape.tail_capacity));
+    prefix_mem_ =
+        typename B::template buffer<element>(2 * layers_ * block_elems(shape.prefix_capacity));
+    tail_mem_ = typename B::template buffer<element>(2 * static_cast<std::size_t>(shape.slots) *
+                                                     layers_ * block_elems(shape.tail_capacity));
     slot_pos_.assign(shape.slots, kNotStarted);
   }
 
@@ -98,7 +100,9 @@ class KvBuffer {
   int prefix_length() const { return prefix_len_; }
   bool prefix_frozen() const { return frozen_; }
   /// The next position a write to `t` must start at (kNotStarted for a slot never rewound).
-  int position(KvTarget t) const { return t.is_prefix() ? prefix_len_ : slot_pos_.at(check_slot(t)); }
+  int position(KvTarget t) const {
+    return t.is_prefix() ? prefix_len_ : slot_pos_.at(check_slot(t));
+  }
   /// The position a write to `t` must stay below.
   int capacity(KvTarget t) const {
     return t.is_prefix() ? shape_.prefix_capacity : prefix_len_ + shape_.tail_capacity;
@@ -158,12 +162,15 @@ class KvBuffer {
 
   // ---- views for kernels -------------------------------------------------------------
   /// The block a write to `t` lands in, and the block index of absolute position `pos`.
-  KvBlock<L> write_block(KvTarget t, int layer) { return t.is_prefix() ? prefix_block(layer) : tail_block(t.slot, layer); }
+  KvBlock<L> write_block(KvTarget t, int layer) {
+    return t.is_prefix() ? prefix_block(layer) : tail_block(t.slot, layer);
+  }
   int block_index(KvTarget t, int pos) const { return t.is_prefix() ? pos : pos - prefix_len_; }
   /// What attention for `t` reads at `layer` when positions [0, upto) are valid.
   KvSpan<L> read_span(KvTarget t, int layer, int upto) {
     if (t.is_prefix()) return KvSpan<L>{prefix_block(layer), upto, {}, 0};
-    return KvSpan<L>{prefix_block(layer), prefix_len_, tail_block(t.slot, layer), upto - prefix_len_};
+    return KvSpan<L>{prefix_block(layer), prefix_len_, tail_block(t.slot, layer),
+                     upto - prefix_len_};
   }
 
   std::string describe(KvTarget t) const {
@@ -186,7 +193,8 @@ class KvBuffer {
   }
   KvBlock<L> tail_block(int slot, int layer) {
     const std::size_t e = block_elems(shape_.tail_capacity);
-    element* base = raw_pointer(tail_mem_.data()) + (static_cast<std::size_t>(slot) * layers_ + layer) * 2 * e;
+    element* base =
+        raw_pointer(tail_mem_.data()) + (static_cast<std::size_t>(slot) * layers_ + layer) * 2 * e;
     return KvBlock<L>{base, base + e, shape_.tail_capacity, kv_heads_};
   }
 

@@ -23,7 +23,8 @@ concept KvLayout = requires(int h, int p, int cap, int nkv) {
   typename L::element;
   requires StorageType<typename L::element>;
   { L::head_dim } -> std::convertible_to<int>;
-  requires L::head_dim > 0 && L::head_dim % 2 == 0;
+  requires L::head_dim >
+  0 && L::head_dim % 2 == 0;
   { L::name } -> std::convertible_to<const char*>;
   { L::offset(h, p, cap, nkv) } -> std::same_as<std::size_t>;
 };

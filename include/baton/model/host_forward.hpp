@@ -30,8 +30,8 @@ template <int R>
 void host_lora(const LoraSlice<R, host>& slice, int layer, LoraTarget t, const float* x, int n,
                int ldx, float* y, int ldy, Workspace<host>& ws) {
   if (const auto* m = slice.module(layer, t)) {
-    host_ops::lora_update(x, n, m->in, ldx, m->a.data(), m->b.data(), m->rank, m->out, m->scale,
-                          y, ldy, ws.lora_scratch);
+    host_ops::lora_update(x, n, m->in, ldx, m->a.data(), m->b.data(), m->rank, m->out, m->scale, y,
+                          ldy, ws.lora_scratch);
   }
 }
 
@@ -123,7 +123,8 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
     for (int t = 0; t < n; ++t) {
       for (int h = 0; h < nq; ++h) {
         kernels::attend_one<L>(qkv + static_cast<std::size_t>(t) * qkv_w + h * D, span, h / group,
-                               expected_pos + t + 1, scale, attn + static_cast<std::size_t>(t) * qd + h * D);
+                               expected_pos + t + 1, scale,
+                               attn + static_cast<std::size_t>(t) * qd + h * D);
       }
     }
     host_ops::matmul_nt(attn, n, qd, qd, W.wo.data(), H, x, H, true, ws.widen_scratch);
@@ -138,7 +139,8 @@ std::span<const float> forward(const BaseModel<host, S>& model, Workspace<host>&
     detail::host_lora(slice, layer, LoraTarget::gate, xn, n, H, gu, 2 * F, ws);
     detail::host_lora(slice, layer, LoraTarget::up, xn, n, H, gu + F, 2 * F, ws);
     float* act = ws.act.data();
-#pragma omp parallel for schedule(static) if (static_cast<long>(n) * F >= host_ops::kParallelMinWork)
+#pragma omp parallel for schedule(static) if (static_cast <long>(n) * F >= \
+                                              host_ops::kParallelMinWork)
     for (int t = 0; t < n; ++t)
       for (int i = 0; i < F; ++i)
         act[t * F + i] = kernels::swiglu(gu[t * 2 * F + i], gu[t * 2 * F + F + i]);

@@ -48,9 +48,9 @@ struct SegmentSpec {
 
 struct StageSpec {
   std::string name;
-  std::optional<std::filesystem::path> adapter;  ///< none: the base model
-  std::vector<std::int32_t> prefix;              ///< "prefix" ids
-  std::optional<std::string> system;             ///< ChatML system prompt (text)
+  std::optional<std::filesystem::path> adapter;               ///< none: the base model
+  std::vector<std::int32_t> prefix;                           ///< "prefix" ids
+  std::optional<std::string> system;                          ///< ChatML system prompt (text)
   std::vector<std::pair<std::string, std::string>> examples;  ///< ChatML few-shot (text)
   std::vector<SegmentSpec> input;
   int max_new = 0;
@@ -115,10 +115,12 @@ inline int stage_ref(const nlohmann::json& v, const std::vector<std::string>& na
   BATON_CHECK(v.is_string(), config_error, where, " must be a stage name or index");
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == v.get<std::string>()) return static_cast<int>(i);
-  BATON_FAIL(config_error, where, " names stage '", v.get<std::string>(), "', which does not exist");
+  BATON_FAIL(config_error, where, " names stage '", v.get<std::string>(),
+             "', which does not exist");
 }
 
-inline std::vector<std::string> known_keys_check(const nlohmann::json& obj, const std::string& where,
+inline std::vector<std::string> known_keys_check(const nlohmann::json& obj,
+                                                 const std::string& where,
                                                  std::initializer_list<const char*> known) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : obj.items()) {
@@ -136,8 +138,9 @@ inline std::vector<std::string> known_keys_check(const nlohmann::json& obj, cons
 inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem::path& source) {
   const std::string src = source.string();
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
-  detail::known_keys_check(j, src, {"model", "tokenizer", "backend", "stages", "gate", "max_cycles",
-                                    "loop_from", "max_request_tokens"});
+  detail::known_keys_check(j, src,
+                           {"model", "tokenizer", "backend", "stages", "gate", "max_cycles",
+                            "loop_from", "max_request_tokens"});
   const io::FieldReader<> f(j, src);
   const std::filesystem::path base = source.parent_path();
   RelaySpec spec;
@@ -146,8 +149,9 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   spec.model = base / *f.string("model");
   if (auto t = f.string("tokenizer")) spec.tokenizer = base / *t;
   if (auto b = f.string("backend"))
-    BATON_CHECK(*b == "host", config_error, src, ": field 'backend' = \"", *b,
-                "\": this build runs relays on \"host\" (the CUDA relay comes with the CUDA backend)");
+    BATON_CHECK(
+        *b == "host", config_error, src, ": field 'backend' = \"", *b,
+        "\": this build runs relays on \"host\" (the CUDA relay comes with the CUDA backend)");
   spec.max_cycles = f.int_or("max_cycles", 1);
   BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");
   spec.max_request_tokens = f.int_or("max_request_tokens", 512);
@@ -172,8 +176,9 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string where = src + ": stages[" + std::to_string(i) + "] ('" + names[i] + "')";
     const auto& s = stages[i];
-    detail::known_keys_check(s, where, {"name", "adapter", "prefix", "system", "examples", "input",
-                                        "max_new", "stop", "stop_text"});
+    detail::known_keys_check(s, where,
+                             {"name", "adapter", "prefix", "system", "examples", "input", "max_new",
+                              "stop", "stop_text"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
@@ -182,7 +187,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     st.system = sf.string("system");
     if (sf.has("examples")) {
       const auto& ex = s["examples"];
-      BATON_CHECK(ex.is_array(), config_error, where, ".examples must be an array of [user, assistant]");
+      BATON_CHECK(ex.is_array(), config_error, where,
+                  ".examples must be an array of [user, assistant]");
       for (const auto& e : ex) {
         BATON_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(),
                     config_error, where, ".examples holds ", e.dump(), ", not [user, assistant]");
@@ -195,9 +201,11 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     BATON_CHECK(st.max_new >= 1, config_error, where, ".max_new must be >= 1");
     if (sf.has("stop")) st.stop = detail::json_ids(s["stop"], where + ".stop");
     if (sf.has("stop_text")) {
-      BATON_CHECK(s["stop_text"].is_array(), config_error, where, ".stop_text must be an array of strings");
+      BATON_CHECK(s["stop_text"].is_array(), config_error, where,
+                  ".stop_text must be an array of strings");
       for (const auto& t : s["stop_text"]) {
-        BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", t.dump(), ", not a string");
+        BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", t.dump(),
+                    ", not a string");
         st.stop_text.push_back(t.get<std::string>());
       }
     }
@@ -209,7 +217,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       const std::string gw = where + ".input[" + std::to_string(k) + "]";
       BATON_CHECK(g.is_object() && g.size() == 1, config_error, gw,
                   " must be one of {\"ids\": [...]}, {\"text\": \"...\"}, {\"request\": true}, "
-                  "{\"out\": stage}, {\"feedback\": stage}; got ", g.dump());
+                  "{\"out\": stage}, {\"feedback\": stage}; got ",
+                  g.dump());
       // The one key of the object (not through items(): its proxy is a temporary).
       const std::string key = g.begin().key();
       const nlohmann::json& val = g.begin().value();
@@ -227,7 +236,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
         seg.stage = detail::stage_ref(val, names, gw + "." + key);
         // Checked here too so the message names the file; the engine re-checks.
         BATON_CHECK(key == "feedback" || seg.stage < static_cast<int>(i), config_error, gw,
-                    ": {\"out\": \"", names[seg.stage], "\"}: a stage may only read the output of an "
+                    ": {\"out\": \"", names[seg.stage],
+                    "\"}: a stage may only read the output of an "
                     "earlier stage (use \"feedback\" for the previous cycle's output)");
       } else {
         BATON_FAIL(config_error, gw, ": unknown segment kind '", key, "'");
@@ -236,15 +246,17 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     }
     spec.stages.push_back(std::move(st));
   }
-  if (f.has("loop_from")) spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
+  if (f.has("loop_from"))
+    spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
   if (f.has("gate")) {
     const auto& g = j["gate"];
     const std::string gw = src + ": gate";
     BATON_CHECK(g.is_object(), config_error, gw, " must be an object");
     detail::known_keys_check(g, gw, {"stage", "starts_with", "contains"});
     if (g.contains("stage"))
-      BATON_CHECK(detail::stage_ref(g["stage"], names, gw + ".stage") == static_cast<int>(names.size()) - 1,
-                  config_error, gw, ".stage: the last stage gates the relay");
+      BATON_CHECK(
+          detail::stage_ref(g["stage"], names, gw + ".stage") == static_cast<int>(names.size()) - 1,
+          config_error, gw, ".stage: the last stage gates the relay");
     BATON_CHECK(g.contains("starts_with") != g.contains("contains"), config_error, gw,
                 " needs exactly one of 'starts_with' and 'contains'");
     const bool sw = g.contains("starts_with");

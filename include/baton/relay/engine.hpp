@@ -24,9 +24,9 @@ namespace baton {
 
 /// How a relay run loops.
 struct RelayOptions {
-  int max_cycles = 1;             ///< cycles at most (a cycle = the stages from loop_from on)
-  std::optional<int> loop_from;   ///< first stage of cycles 2, 3, ... (default: the second)
-  Gate gate;                      ///< on the last stage's output; none = pass after one cycle
+  int max_cycles = 1;            ///< cycles at most (a cycle = the stages from loop_from on)
+  std::optional<int> loop_from;  ///< first stage of cycles 2, 3, ... (default: the second)
+  Gate gate;                     ///< on the last stage's output; none = pass after one cycle
 };
 
 template <Backend B>
@@ -46,7 +46,8 @@ class RelayEngine {
         BATON_CHECK(stages_[j]->name() != st.name(), wiring_error, "stages ", j, " and ", i,
                     " are both named '", st.name(), "'");
       const auto& segs = st.input_segments();
-      BATON_CHECK(!segs.empty(), wiring_error, "stage ", i, " '", st.name(), "' has no input segments");
+      BATON_CHECK(!segs.empty(), wiring_error, "stage ", i, " '", st.name(),
+                  "' has no input segments");
       for (std::size_t s = 0; s < segs.size(); ++s) {
         const Segment& g = segs[s];
         if (g.kind == Segment::Kind::output) {

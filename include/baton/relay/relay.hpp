@@ -6,8 +6,8 @@
 #pragma once
 
 #include <cstddef>
-#include <tuple>
 #include <span>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 

@@ -14,9 +14,9 @@ namespace baton {
 
 /// How a relay run ended.
 enum class Verdict {
-  pass,   ///< the gate passed (possibly before the last cycle)
-  fail,   ///< every cycle ran and the gate never passed
-  error   ///< a stage or the gate threw (try_run only); `error` holds the message
+  pass,  ///< the gate passed (possibly before the last cycle)
+  fail,  ///< every cycle ran and the gate never passed
+  error  ///< a stage or the gate threw (try_run only); `error` holds the message
 };
 
 inline const char* verdict_name(Verdict v) {
@@ -31,15 +31,15 @@ struct StageRun {
   std::vector<std::int32_t> ids;  ///< generated ids (stop token excluded)
   bool stopped = false;           ///< ended on a stop id (else max_new)
   int input_tokens = 0;
-  double ms = 0;                  ///< wall time of this stage run
+  double ms = 0;  ///< wall time of this stage run
 };
 
 struct RelayResult {
   std::vector<StageRun> runs;  ///< every stage run, in execution order
   int cycles = 0;              ///< cycles started
   Verdict verdict = Verdict::fail;
-  std::string error;           ///< message when verdict == error
-  double total_ms = 0;         ///< wall time of the whole run, set however it ended
+  std::string error;    ///< message when verdict == error
+  double total_ms = 0;  ///< wall time of the whole run, set however it ended
   int stages = 0;
 
   bool passed() const { return verdict == Verdict::pass; }

@@ -56,8 +56,8 @@ inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
         break;
     }
   }
-  BATON_CHECK(n < (1LL << 30), config_error, spec.source.string(), ": stage '",
-              spec.stages[i].name, "' would need a slot of ", n, " positions");
+  BATON_CHECK(n < (1LL << 30), config_error, spec.source.string(), ": stage '", spec.stages[i].name,
+              "' would need a slot of ", n, " positions");
   return static_cast<int>(n);
 }
 
@@ -83,7 +83,8 @@ class HostRuntimeRelay final : public RuntimeRelay {
         segs.push_back(Segment{g.kind, g.stage,
                                spec_ids(g.literal, where + " input[" + std::to_string(k) + "]")});
       }
-      Slice slice = s.adapter ? Slice::load(*s.adapter, model_.config()) : Slice::none(model_.config());
+      Slice slice =
+          s.adapter ? Slice::load(*s.adapter, model_.config()) : Slice::none(model_.config());
       const KvShape shape{static_cast<int>(s.prefix.size()), tail_capacity_for(spec, i), 1};
       stages_.push_back(std::make_unique<StageT>(s.name, model_, std::move(slice), shape, s.prefix,
                                                  wire::DynamicInput{std::move(segs)},
@@ -119,8 +120,8 @@ class HostRuntimeRelay final : public RuntimeRelay {
  private:
   void check_request(std::span<const std::int32_t> request) const {
     BATON_CHECK(static_cast<long long>(request.size()) <= max_request_, capacity_error,
-                "relay request of ", request.size(), " tokens exceeds max_request_tokens = ",
-                max_request_);
+                "relay request of ", request.size(),
+                " tokens exceeds max_request_tokens = ", max_request_);
   }
 
   Model model_;  // declared first: the stages hold a reference to it
@@ -141,11 +142,14 @@ inline std::unique_ptr<RuntimeRelay> build_relay(const RelaySpec& spec) {
     constexpr int D = decltype(d)::value;
     switch (stored) {
       case dtype::f32:
-        return std::make_unique<detail::HostRuntimeRelay<f32, D>>(spec, load_model<host, f32>(spec.model));
+        return std::make_unique<detail::HostRuntimeRelay<f32, D>>(
+            spec, load_model<host, f32>(spec.model));
       case dtype::bf16:
-        return std::make_unique<detail::HostRuntimeRelay<bf16, D>>(spec, load_model<host, bf16>(spec.model));
+        return std::make_unique<detail::HostRuntimeRelay<bf16, D>>(
+            spec, load_model<host, bf16>(spec.model));
       case dtype::f16:
-        return std::make_unique<detail::HostRuntimeRelay<f16, D>>(spec, load_model<host, f16>(spec.model));
+        return std::make_unique<detail::HostRuntimeRelay<f16, D>>(
+            spec, load_model<host, f16>(spec.model));
     }
     BATON_FAIL(config_error, "unreachable storage type");
   });

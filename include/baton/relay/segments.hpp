@@ -23,8 +23,8 @@ namespace baton {
 struct Segment {
   enum class Kind { literal, request, output, feedback };
   Kind kind = Kind::literal;
-  int stage = -1;                  ///< for output/feedback: the stage read
-  std::vector<std::int32_t> ids;   ///< for literal: the ids
+  int stage = -1;                 ///< for output/feedback: the stage read
+  std::vector<std::int32_t> ids;  ///< for literal: the ids
 
   std::string describe() const {
     switch (kind) {
@@ -78,8 +78,7 @@ struct Input {
 };
 
 template <class T>
-inline constexpr bool is_segment_v =
-    std::is_same_v<T, Literal> || std::is_same_v<T, Request>;
+inline constexpr bool is_segment_v = std::is_same_v<T, Literal> || std::is_same_v<T, Request>;
 template <int K>
 inline constexpr bool is_segment_v<Out<K>> = true;
 template <int K>
@@ -156,9 +155,13 @@ template <class... Segs>
 struct wiring<Input<Segs...>> {
   static constexpr bool typed = true;
   /// Every out<K> read by stage `reader` names an earlier stage (0 <= K < reader).
-  static constexpr bool outputs_earlier(int reader) { return (output_read_ok<Segs>(reader) && ...); }
+  static constexpr bool outputs_earlier(int reader) {
+    return (output_read_ok<Segs>(reader) && ...);
+  }
   /// Every feedback<K> names a stage of the relay (0 <= K < stages).
-  static constexpr bool feedback_in_range(int stages) { return (feedback_read_ok<Segs>(stages) && ...); }
+  static constexpr bool feedback_in_range(int stages) {
+    return (feedback_read_ok<Segs>(stages) && ...);
+  }
 };
 
 }  // namespace wire
