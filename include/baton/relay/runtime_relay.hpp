@@ -26,7 +26,7 @@ class RuntimeRelay {
   virtual RelayResult try_run(std::span<const std::int32_t> request) = 0;
   virtual const ModelConfig& config() const = 0;
   virtual std::vector<std::string> stage_names() const = 0;
-  /// The ids stage `i` would read for `request` given the latest outputs (for tools/tests).
+  /// The prefix ids of `stage` (what its pre-warm computes).
   virtual std::vector<std::int32_t> prefix(int stage) const = 0;
 };
 

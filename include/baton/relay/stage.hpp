@@ -26,11 +26,8 @@
 
 namespace baton {
 
-/// Generation limits of a stage.
-struct StageLimits {
-  int max_new = 64;                    ///< tokens a request may generate
-  std::vector<std::int32_t> stop_ids;  ///< any of these ends a request (not part of the output)
-};
+/// Generation limits of a stage: the decode loop's own options (max_new, stop ids).
+using StageLimits = GreedyOptions;
 
 /// What the relay engine needs from a stage, whatever its slice, cache and input types.
 /// (Stage-level calls only: one virtual call per stage run, nothing per token.)
@@ -81,8 +78,7 @@ class Stage final : public StageBase<typename Model::backend> {
         slice_(std::move(slice)),
         cache_(model.config(), shape),
         prefix_(std::move(prefix)),
-        input_(std::move(input)),
-        segments_(wire::to_segments(input_)),
+        segments_(wire::to_segments(input)),
         limits_(std::move(limits)),
         chain_(std::move(chain)),
         workspaces_(shape.slots),
@@ -195,11 +191,9 @@ class Stage final : public StageBase<typename Model::backend> {
   Slice slice_;
   Cache cache_;
   std::vector<std::int32_t> prefix_;
-  In input_;
   std::vector<Segment> segments_;
   StageLimits limits_;
   Chain chain_;
-  GreedyOptions options_{limits_.max_new, limits_.stop_ids};
   std::vector<Workspace<backend>> workspaces_;  // one per slot: sessions never share logits
   std::vector<bool> busy_;
   bool warm_ = false;
@@ -236,7 +230,7 @@ class Session {
       : stage_(&stage),
         slot_(slot),
         decoder_(*stage.model_, stage.slice_, stage.cache_, stage.workspaces_[slot],
-                 KvTarget::in_slot(slot), stage.options_) {
+                 KvTarget::in_slot(slot), stage.limits_) {
     stage.busy_[slot] = true;
   }
 
