@@ -6,14 +6,26 @@
 include_guard(GLOBAL)
 include(CMakeFindDependencyMacro)
 
+# In a consumer's find_package(baton), a missing dependency must make baton "not found"
+# (find_dependency returns from batonConfig.cmake with the reason). Building baton itself
+# (BATON_BUILDING set by the top-level CMakeLists.txt), it must stop the configure with the
+# reason instead: find_dependency's return() would end the top-level file silently.
+macro(_baton_find_package)
+  if(BATON_BUILDING)
+    find_package(${ARGV} REQUIRED)
+  else()
+    find_dependency(${ARGV})
+  endif()
+endmacro()
+
 macro(baton_find_json)
-  find_dependency(nlohmann_json 3)
+  _baton_find_package(nlohmann_json 3)
 endmacro()
 
 # OpenBLAS: prefer its CMake config (Debian, vcpkg), fall back to pkg-config. The OpenMP
 # build is the one to install: it shares threads with baton's own OpenMP loops.
 macro(baton_find_host)
-  find_dependency(OpenMP)
+  _baton_find_package(OpenMP)
   if(NOT TARGET baton::openblas)
     find_package(OpenBLAS CONFIG QUIET)
     if(TARGET OpenBLAS::OpenBLAS)
@@ -46,4 +58,24 @@ macro(baton_find_text)
     add_library(baton::utf8proc INTERFACE IMPORTED)
     target_link_libraries(baton::utf8proc INTERFACE PkgConfig::BATON_UTF8PROC)
   endif()
+endmacro()
+
+# The CUDA toolkit's imported targets (CUDA::cudart, CUDA::cublas). CMake 3.25's
+# FindCUDAToolkit marks CUDA::nvToolsExt deprecated without checking that the target exists,
+# in a branch taken only when the calling project's cmake_minimum_required is 3.25 or newer
+# (baton's is); CUDA 12.9 and later ship no nvToolsExt, so the configure stops there ("could
+# not find TARGET CUDA::nvToolsExt"). Later CMake checks the target first. Lowering the
+# recorded minimum for the duration of the lookup skips only that deprecation mark.
+# Arguments are find_package's (QUIET, REQUIRED, ...).
+macro(baton_find_cuda_toolkit)
+  set(_baton_saved_minimum "${CMAKE_MINIMUM_REQUIRED_VERSION}")
+  if(CMAKE_MINIMUM_REQUIRED_VERSION VERSION_GREATER_EQUAL 3.25)
+    set(CMAKE_MINIMUM_REQUIRED_VERSION 3.24)
+  endif()
+  if(BATON_BUILDING)
+    find_package(CUDAToolkit ${ARGN})
+  else()
+    find_dependency(CUDAToolkit ${ARGN})
+  endif()
+  set(CMAKE_MINIMUM_REQUIRED_VERSION "${_baton_saved_minimum}")
 endmacro()

@@ -4,9 +4,9 @@
 //
 //   three_stage_relay MODEL_DIR EXTRACT_ADAPTER REASON_ADAPTER VERIFY_ADAPTER [ids...]
 //
-// With the golden test models (scripts/demo.sh generates them into build/golden):
-//   three_stage_relay build/golden/qwen-c build/golden/qwen-c-lora-qv \
-//                     build/golden/qwen-c-lora-all build/golden/qwen-c-lora-qv 88 160 301
+// With the golden test models (shipped in tests/golden):
+//   three_stage_relay tests/golden/qwen-c tests/golden/qwen-c-lora-qv \
+//                     tests/golden/qwen-c-lora-all tests/golden/qwen-c-lora-qv 88 160 301
 //
 // Those models have no tokenizer, so prompts here are token ids; with a real model, build
 // them with baton::Tokenizer and baton::ChatMl (docs/relay.md shows the text version).

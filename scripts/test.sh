@@ -2,8 +2,9 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
 # The test command: installs missing dependencies, configures (the `cuda` preset when nvcc
-# exists, else `dev`), builds everything, and runs every test. Exits non-zero on any failure.
-# Extra arguments go to the CMake configure step (e.g. -DBATON_ENABLE_CUDA=ON).
+# exists, else `dev`), builds everything, installs the pinned Python references (scripts/pyenv.sh,
+# cached outside the clone; BATON_NO_PYENV=1 skips that), and runs every test. Exits non-zero on
+# any failure. Extra arguments go to the CMake configure step (e.g. -DBATON_ENABLE_CUDA=ON).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$baton_root"
@@ -26,6 +27,18 @@ cmake "${args[@]}" "$@"
 
 baton_say "build ($baton_jobs jobs)"
 cmake --build "$build_dir" --parallel "$baton_jobs"
+
+# The outside references (transformers, peft, tokenizers) in a cached virtual environment; the
+# tests that use them skip without it (and fail under CI=true, where PyPI is reachable).
+if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
+  baton_say "reference python (scripts/pyenv.sh)"
+  if py=$("$baton_root/scripts/pyenv.sh"); then
+    export BATON_REFERENCE_PYTHON=$py
+    echo "BATON_REFERENCE_PYTHON=$py"
+  else
+    echo "scripts/test.sh: no reference python; the transformers/tokenizers comparisons will skip"
+  fi
+fi
 
 baton_say "test"
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs"

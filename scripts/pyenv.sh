@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The baton authors
+# SPDX-License-Identifier: MIT
+# The outside references (torch, transformers, peft, tokenizers; tests/python/requirements.txt)
+# in a virtual environment cached outside the clone, one per requirements file: installed once
+# (about 3 GB: PyPI's Linux torch is the CUDA build), reused by every later clone and run.
+# Prints the environment's python on stdout; exits non-zero (with the reason on stderr) when
+# it cannot be had, e.g. without PyPI access.
+#   BATON_PYENV_DIR  the environment's folder (default: ~/.cache/baton/pyenv-<requirements hash>)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+req="$root/tests/python/requirements.txt"
+hash=$(sha256sum "$req" | cut -c1-12)
+dir=${BATON_PYENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/pyenv-$hash}
+
+if [ -x "$dir/bin/python" ] && [ -f "$dir/.complete" ]; then
+  echo "$dir/bin/python"
+  exit 0
+fi
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  echo "pyenv.sh: python3 cannot create virtual environments (install python3-venv)" >&2
+  exit 1
+fi
+echo "pyenv.sh: installing the pinned reference packages into $dir (once)" >&2
+rm -rf "$dir"
+mkdir -p "$(dirname "$dir")"
+python3 -m venv "$dir" >&2
+if ! "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2; then
+  echo "pyenv.sh: could not install $req (no PyPI access?)" >&2
+  rm -rf "$dir"
+  exit 1
+fi
+touch "$dir/.complete"
+echo "$dir/bin/python"
