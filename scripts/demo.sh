@@ -1,35 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
-# The demo: builds baton (host backend), generates the small golden models, and runs on them
-# the three-stage relay example (and `baton generate`, the plain decode it builds on).
+# The demo: installs what is missing, builds only the demo program (host backend, one relay
+# type, no tests) and runs the bundled word-problem relay (models/word-problems: a small Qwen2
+# model with three LoRA adapters, extract -> reason -> verify) on a fixed list of questions.
+# Extra arguments go to the demo program: [RELAY_JSON [QUESTIONS_TXT]].
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$baton_root"
+start=$SECONDS
 
 "$baton_root/scripts/setup.sh"
 
-generator="$baton_shared/golden/make_fixtures.py"
-if [ ! -f "$generator" ]; then
-  echo "demo.sh: $generator not found; set BATON_SHARED_DIR to the shared/ folder" >&2
-  exit 1
-fi
+build_dir=${BATON_BUILD_DIR:-build/demo}
+baton_say "configure and build the demo (demo preset: host only, examples only; $build_dir)"
+mkdir -p "$build_dir"
+cmake --preset=demo -B "$build_dir" >"$build_dir/configure.log" 2>&1 ||
+  { cat "$build_dir/configure.log"; exit 1; }
+cmake --build "$build_dir" --target word_problems_demo --parallel "$baton_jobs"
 
-preset=${BATON_PRESET:-dev}
-build_dir=${BATON_BUILD_DIR:-build/$preset}
-baton_say "configure and build ($preset preset, $build_dir)"
-mapfile -t args < <(baton_configure_args "$preset" "$build_dir")
-cmake "${args[@]}"
-cmake --build "$build_dir" --parallel "$baton_jobs"
-
-baton_say "generate the golden test models into build/golden (and check their SHA-256)"
-python3 "$generator" --out build/golden --verify
-
-tool="$build_dir/tools/baton"
-baton_say "the relay demo: extract -> reason -> verify on qwen-c with three LoRA adapters"
-baton_say "(examples/relay/golden-relay.json; each stage's prefix is pre-warmed once)"
-(set -x; "$tool" relay --config examples/relay/golden-relay.json --ids 88,160,301)
-
-baton_say "the same relay built in code (examples/three_stage_relay.cpp)"
-(set -x; "$build_dir/examples/three_stage_relay" build/golden/qwen-c build/golden/qwen-c-lora-qv \
-   build/golden/qwen-c-lora-all build/golden/qwen-c-lora-qv 88 160 301)
+baton_say "the relay: extract -> reason -> verify on models/word-problems ($((SECONDS - start)) s so far)"
+"$build_dir/examples/word_problems_demo" "$@"
+baton_say "scripts/demo.sh: done in $((SECONDS - start)) s"

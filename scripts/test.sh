@@ -25,8 +25,12 @@ baton_say "configure ($preset preset, $build_dir)"
 mapfile -t args < <(baton_configure_args "$preset" "$build_dir")
 cmake "${args[@]}" "$@"
 
-baton_say "build ($baton_jobs jobs)"
-cmake --build "$build_dir" --parallel "$baton_jobs"
+# BATON_TEST_LABEL=L builds only what the tests labelled L need (target baton_L_tests) and runs
+# only them: `quick` is the clean room's set-up check (CLI, golden data, installed package,
+# the transformers comparison, the demo model's figures).
+label=${BATON_TEST_LABEL:-}
+baton_say "build ($baton_jobs jobs${label:+, only the tests labelled $label})"
+cmake --build "$build_dir" --parallel "$baton_jobs" ${label:+--target "baton_${label}_tests"}
 
 # The outside references (transformers, peft, tokenizers) in a cached virtual environment; the
 # tests that use them skip without it (and fail under CI=true, where PyPI is reachable).
@@ -41,6 +45,7 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
 fi
 
 baton_say "test"
-ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs"
+ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs" \
+  ${label:+-L "$label"}
 
 baton_say "scripts/test.sh: all tests passed ($preset preset, $((SECONDS - start)) s)"

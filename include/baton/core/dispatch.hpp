@@ -14,11 +14,16 @@
 
 namespace baton {
 
+namespace detail {
+template <int First, int...>
+inline constexpr int first_of = First;  // names one value of a pack, to ask f's return type
+}  // namespace detail
+
 /// Calls `f(std::integral_constant<int, V>{})` for the V in `Values...` equal to `value`;
 /// throws config_error naming `what`, the value and the supported list otherwise.
 template <int... Values, class F>
 decltype(auto) dispatch_exact(std::string_view what, int value, F&& f) {
-  using R = decltype(f(std::integral_constant<int, (Values, ...)>{}));
+  using R = decltype(f(std::integral_constant<int, detail::first_of<Values...>>{}));
   if constexpr (std::is_void_v<R>) {
     bool hit =
         ((value == Values ? (f(std::integral_constant<int, Values>{}), true) : false) || ...);
