@@ -5,7 +5,8 @@
 # one run; writes one JSON with side-by-side ratios (baton MB/s / Hugging Face MB/s).
 #   run_tokenizer_bench.sh TOKENIZER_BENCH_EXE SOURCE_DIR WORK_DIR OUT.json TOKENIZERS_DIR [RUNS]
 # TOKENIZERS_DIR holds qwen3/tokenizer.json and llama3.2/tokenizer.json (../shared/tokenizers).
-# The reference python is $BATON_REFERENCE_PYTHON, else the one scripts/pyenv.sh provides.
+# The reference python is $BATON_REFERENCE_PYTHON, else the one scripts/pyenv.sh provides, with
+# the tokenizers version the tokenizer tests pin (tests/tokenizer/reference_env.sh).
 set -eu
 bench=$1 src=$2 work=$3 out=$4 toks=$5 runs=${6:-7}
 py=${BATON_REFERENCE_PYTHON:-}
@@ -15,7 +16,13 @@ if [ -z "$py" ]; then
     exit 1
   }
 fi
-mkdir -p "$work"
+# The tokenizer tests' pinned reference version (tests/tokenizer/requirements.txt).
+source "$src/tests/tokenizer/reference_env.sh"
+pypath=$(tokref_pythonpath "$py") || exit 1
+export PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH}
+mkdir -p "$work" "$(dirname "$out")"
+bench=$(realpath "$bench") src=$(realpath "$src") toks=$(realpath -m "$toks")
+out=$(realpath -m "$out")
 cd "$work"
 "$py" "$src/tests/tokenizer/reference.py" corpus corpus.bin
 export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
@@ -41,7 +48,12 @@ for t in names:
     baton = json.load(open(f"baton_{t}.json"))
     others = json.load(open(f"hf_{t}.json"))
     ratios = {o["impl"]: baton["mb_per_s"] / o["mb_per_s"] for o in others}
-    out["tokenizers"][t] = {"results": [baton, *others], "baton_speedup": ratios}
+    # Same documents, same tokenizer: the token counts must agree (a cheap sanity check).
+    same = all(o["tokens"] == baton["tokens"] and o["bytes"] == baton["bytes"] for o in others)
+    out["tokenizers"][t] = {"results": [baton, *others], "baton_speedup": ratios,
+                            "same_token_count": same}
+    if not same:
+        print(f"WARNING: {t}: baton and Hugging Face disagree on the token count")
 with open(out_file, "w") as f:
     json.dump(out, f, indent=1)
 for t, r in out["tokenizers"].items():
