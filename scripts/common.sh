@@ -5,11 +5,10 @@
 #   BATON_PRESET      configure preset (dev, cuda, asan); default chosen per script
 #   BATON_BUILD_DIR   build folder (default build/<preset>)
 #   BATON_JOBS        parallel build/test jobs (default: number of CPUs)
-#   BATON_SHARED_DIR  the shared/ folder with golden/make_fixtures.py (default <repo>/../shared)
+#   BATON_SHARED_DIR  the shared/ folder with tokenizers/ (default <repo>/../shared; optional)
 
 baton_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 baton_jobs=${BATON_JOBS:-$(nproc 2>/dev/null || echo 2)}
-baton_shared=${BATON_SHARED_DIR:-$(dirname "$baton_root")/shared}
 
 # The CUDA toolkit installs nvcc outside the default PATH.
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
