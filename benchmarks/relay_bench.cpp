@@ -80,14 +80,14 @@ int main(int argc, char** argv) {
   const ModelConfig& c = model.config();
   const KvShape shape{prefix_len, 256, 1};
   const int gen[3] = {16, 24, 4};
-  auto extract = make_stage<Cache>("extract", model, Slice::load(work / "adapter0", c), shape,
+  auto extract = make_stage<Cache>("extract", model, Slice::load(work / "adapter0", model), shape,
                                    ids_of(prefix_len, c.vocab_size, 1),
                                    input(ids({7, 8, 9, 10}), request), {.max_new = gen[0]});
-  auto reason = make_stage<Cache>("reason", model, Slice::load(work / "adapter1", c), shape,
+  auto reason = make_stage<Cache>("reason", model, Slice::load(work / "adapter1", model), shape,
                                   ids_of(prefix_len, c.vocab_size, 2), input(request, out<0>),
                                   {.max_new = gen[1]});
   auto verify =
-      make_stage<Cache>("verify", model, Slice::load(work / "adapter2", c), shape,
+      make_stage<Cache>("verify", model, Slice::load(work / "adapter2", model), shape,
                         ids_of(prefix_len, c.vocab_size, 3), input(out<1>), {.max_new = gen[2]});
   Relay relay{extract, reason, verify};
   const auto request = ids_of(16, c.vocab_size, 4);

@@ -15,6 +15,7 @@
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "baton/model/host_forward.hpp"
 
 using namespace baton;
 
@@ -44,7 +45,7 @@ RunOutcome run_golden(const std::filesystem::path& model_dir, const std::filesys
   cache.reset_prefix();
   cache.freeze_prefix();
   out.tokens = greedy_decode(model, ws, slice, cache, KvTarget::in_slot(0), 0,
-                             std::span<const std::int32_t>(prompt), GreedyOptions{n_generate, {}})
+                             std::span<const std::int32_t>(prompt), DecodeOptions{n_generate, {}})
                    .ids;
   return out;
 }

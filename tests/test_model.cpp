@@ -34,6 +34,7 @@
 #include "baton/model/decode.hpp"
 #include "reference/naive_model.hpp"
 #include "support/host_model.hpp"
+#include "support/reference_check.hpp"
 #include "support/tiny_model.hpp"
 
 using namespace baton;
@@ -63,47 +64,6 @@ TinySpec llama_style(const std::string& dtype) {
   return s;
 }
 
-std::vector<std::int32_t> test_prompt(int vocab, int n, unsigned seed) {
-  std::vector<std::int32_t> p(n);
-  for (int i = 0; i < n; ++i)
-    p[i] = static_cast<std::int32_t>((seed * 7919u + i * 104729u) % vocab);
-  return p;
-}
-
-template <class Cache, class S>
-void check_against_reference(const TinyModel& tm, const TinyAdapter* ta, const std::string& tag) {
-  const auto dir = fresh_dir("model_" + tag);
-  write_tiny_model(tm, dir / "model");
-  const auto model = load_model<host, S>(dir / "model");
-  auto slice = LoraSlice<16, host>::none(model.config());
-  if (ta) {
-    write_tiny_adapter(*ta, dir / "adapter");
-    slice = LoraSlice<16, host>::load(dir / "adapter", model.config());
-  }
-  const NaiveModel ref(tm, ta);
-  const auto prompt = test_prompt(tm.cfg.vocab_size, 13, 5);
-
-  // Every position's logits from one prefill.
-  Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 64, .slots = 1});
-  cache.reset_prefix();
-  cache.freeze_prefix();
-  Workspace<host> ws;
-  const auto got = forward(model, ws, slice, cache, KvTarget::in_slot(0), 0,
-                           std::span<const std::int32_t>(prompt), Logits::all);
-  const auto want = ref.logits(std::vector<int>(prompt.begin(), prompt.end()));
-  double max_diff = 0;
-  for (std::size_t t = 0; t < prompt.size(); ++t)
-    for (int v = 0; v < tm.cfg.vocab_size; ++v)
-      max_diff = std::max(max_diff, std::abs(got[t * tm.cfg.vocab_size + v] - want[t][v]));
-  INFO(tag << ": max |logit - reference| = " << max_diff);
-  CHECK(max_diff < kLogitTol);
-
-  // Cached greedy decode equals the no-cache reference decode, token for token.
-  const auto cached = cached_greedy<Cache>(model, slice, prompt, 12);
-  const auto refd = ref.greedy(std::vector<int>(prompt.begin(), prompt.end()), 12);
-  CHECK(std::vector<int>(cached.begin(), cached.end()) == refd);
-}
-
 }  // namespace
 
 using HeadF32 = KvBuffer<layout::HeadMajor<f32, 8>, host>;
@@ -125,20 +85,20 @@ TEST_CASE("logits match the naive reference and cached greedy equals no-cache gr
       const std::string base = std::string(llama ? "llama_" : "qwen_") + dtype;
       SUBCASE((base + " head-major").c_str()) {
         if (dtype == "F32") {
-          check_against_reference<HeadF32, f32>(tm, nullptr, base + "_hm_none");
-          check_against_reference<HeadF32, f32>(tm, &plain, base + "_hm_qv");
-          check_against_reference<HeadF32, f32>(tm, &all, base + "_hm_all");
+          check_against_reference<HeadF32, f32>(tm, nullptr, base + "_hm_none", kLogitTol);
+          check_against_reference<HeadF32, f32>(tm, &plain, base + "_hm_qv", kLogitTol);
+          check_against_reference<HeadF32, f32>(tm, &all, base + "_hm_all", kLogitTol);
         } else {
-          check_against_reference<HeadF32, bf16>(tm, nullptr, base + "_hm_none");
-          check_against_reference<HeadF32, bf16>(tm, &all, base + "_hm_all");
+          check_against_reference<HeadF32, bf16>(tm, nullptr, base + "_hm_none", kLogitTol);
+          check_against_reference<HeadF32, bf16>(tm, &all, base + "_hm_all", kLogitTol);
         }
       }
       SUBCASE((base + " token-major").c_str()) {
         if (dtype == "F32") {
-          check_against_reference<TokenF32, f32>(tm, &all, base + "_tm_all");
+          check_against_reference<TokenF32, f32>(tm, &all, base + "_tm_all", kLogitTol);
         } else {
-          check_against_reference<TokenF32, bf16>(tm, nullptr, base + "_tm_none");
-          check_against_reference<TokenF32, bf16>(tm, &plain, base + "_tm_qv");
+          check_against_reference<TokenF32, bf16>(tm, nullptr, base + "_tm_none", kLogitTol);
+          check_against_reference<TokenF32, bf16>(tm, &plain, base + "_tm_qv", kLogitTol);
         }
       }
     }
@@ -170,7 +130,7 @@ TEST_CASE("a prefix in the shared region plus a slot tail equals one long sequen
   for (int slot = 0; slot < 2; ++slot) {
     cache.rewind(slot);
     const auto got = greedy_decode(model, ws, slice, cache, KvTarget::in_slot(slot), 9,
-                                   std::span<const std::int32_t>(request), GreedyOptions{10, {}});
+                                   std::span<const std::int32_t>(request), DecodeOptions{10, {}});
     CHECK(std::vector<int>(got.ids.begin(), got.ids.end()) == want);
   }
 }

@@ -47,6 +47,7 @@
 
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "baton/model/host_forward.hpp"
 #include "reference/naive_model.hpp"
 #include "support/host_model.hpp"
 #include "support/tiny_model.hpp"
@@ -205,7 +206,7 @@ struct Live {
 
   auto run(KvTarget t, int pos, const std::vector<std::int32_t>& tokens, int max_new = 8) {
     return greedy_decode(model, ws, slice, cache, t, pos, std::span<const std::int32_t>(tokens),
-                         GreedyOptions{max_new, {}});
+                         DecodeOptions{max_new, {}});
   }
 
   /// Positions are `before`, and both slots still decode exactly like the reference: slot 0

@@ -264,7 +264,7 @@ TEST_CASE("stop ids end a stage's output, which excludes the stop token") {
   auto st = make_stage<RCache>("s", *f.model, f.slice(0), kShape, kPrefixA, input(request),
                                {.max_new = 10, .stop_ids = {stop}});
   st.prewarm();
-  const GreedyResult g = st.run(kRequest);
+  const DecodeResult g = st.run(kRequest);
   const auto first = std::find(full.begin(), full.end(), stop);
   CHECK(g.ids == std::vector<std::int32_t>(full.begin(), first));
   CHECK(g.stopped);

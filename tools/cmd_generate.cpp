@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,10 +30,11 @@
 #include "baton/core/dtype.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/peft_config.hpp"
-#include "baton/kernels/argmax.hpp"
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "baton/model/family/qwen3.hpp"
+#include "baton/model/host_forward.hpp"
 #include "commands.hpp"
 
 using namespace baton;
@@ -106,14 +108,28 @@ struct Generated {
   std::vector<float> first_logits;  ///< filled only when asked for
 };
 
-/// Loads the model in storage S with a head_dim-D cache, and runs the prompt + greedy
+/// Keeps the logits row of the first step (the one that chose the first generated token).
+struct KeepFirstLogits {
+  std::vector<float>* out;
+  template <class View>
+  std::optional<std::int32_t> before(const View&) {
+    return std::nullopt;
+  }
+  template <class View>
+  void after(const View& v, std::int32_t) {
+    if (out && v.step == 0) out->assign(v.logits.begin(), v.logits.end());
+  }
+};
+
+/// Loads the model (family F, storage S) with a head_dim-D cache, and runs the prompt + greedy
 /// generation on one slot of a fresh cache sized prompt + max_new.
-template <StorageType S, int D>
+template <class F, StorageType S, int D>
 Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
   using Slice = LoraSlice<kRuntimeRankBound, host>;
-  const auto model = baton::load_model<host, S>(a.model);
+  using Model = BaseModel<host, S, F>;
+  const auto model = baton::load_model<host, S, F>(a.model);
   const auto slice =
-      a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model.config());
+      a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model);
   const int n = static_cast<int>(a.ids.size());
   // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
@@ -122,14 +138,12 @@ Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
-  const GreedyOptions opt{a.max_new, stop_ids};
-  // The library's decode loop, driven here so the prompt's logits (the row that picks the
-  // first token) can be kept.
-  Decoder<BaseModel<host, S>, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
+  const DecodeOptions opt{a.max_new, stop_ids};
+  // The library's decode loop, with a hook that keeps the first step's logits when asked.
+  Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
   d.prefill(std::span<const std::int32_t>(a.ids), 0);
   Generated out;
-  if (a.logits) out.first_logits.assign(d.logits().begin(), d.logits().end());
-  while (!d.done()) d.accept(d.greedy_choice());
+  d.run(KeepFirstLogits{a.logits ? &out.first_logits : nullptr});
   out.ids = d.result().ids;
   return out;
 }
@@ -165,12 +179,15 @@ int cmd_generate(int argc, char** argv) {
   const std::vector<std::int32_t> stop_ids =
       a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
 
-  // Run-time facts to template parameters: storage type and head_dim (the rank bound is
-  // kRuntimeRankBound, see lora_slice.hpp).
+  // Run-time facts to template parameters: model family, storage type and head_dim (the
+  // rank bound is kRuntimeRankBound, see lora_slice.hpp).
   const auto with_storage = [&](auto storage) {
     using S = typename decltype(storage)::type;
-    return dispatch_head_dim(cfg.head_dim,
-                             [&](auto d) { return generate<S, decltype(d)::value>(a, stop_ids); });
+    return dispatch_head_dim(cfg.head_dim, [&](auto d) {
+      if (cfg.architecture == Architecture::qwen3)
+        return generate<family::Qwen3, S, decltype(d)::value>(a, stop_ids);
+      return generate<family::Qwen2, S, decltype(d)::value>(a, stop_ids);
+    });
   };
   Generated g;
   switch (stored_dtype(a.model)) {

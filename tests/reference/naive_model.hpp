@@ -1,11 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
-// A deliberately naive, double-precision Qwen2/Llama forward with no KV cache: every call
+// A deliberately naive, double-precision Qwen2/Llama/Qwen3 forward with no KV cache: every call
 // recomputes the whole sequence from the weights. It shares no code with the library's
 // model, kernels or loaders (only the plain ModelConfig struct), so agreeing with it means
 // something. Slow on purpose: O(layers * n^2) with simple loops.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -42,6 +43,13 @@ class NaiveModel {
         q[t] = proj(l, "self_attn", "q_proj", h);
         k[t] = proj(l, "self_attn", "k_proj", h);
         v[t] = proj(l, "self_attn", "v_proj", h);
+        // Qwen3: RMSNorm of each q and k head (weights [head_dim]) before the rotation.
+        if (w_.count(p + "self_attn.q_norm.weight")) {
+          for (int hd = 0; hd < c.num_heads; ++hd)
+            head_rmsnorm(q[t], hd * D, w(p + "self_attn.q_norm.weight"));
+          for (int hd = 0; hd < c.num_kv_heads; ++hd)
+            head_rmsnorm(k[t], hd * D, w(p + "self_attn.k_norm.weight"));
+        }
         for (int hd = 0; hd < c.num_heads; ++hd) rope(q[t], hd * D, t);
         for (int hd = 0; hd < c.num_kv_heads; ++hd) rope(k[t], hd * D, t);
       }
@@ -155,6 +163,13 @@ class NaiveModel {
     std::vector<double> y(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * g[i];
     return y;
+  }
+
+  /// RMSNorm of v[off, off + g.size()) in place.
+  void head_rmsnorm(std::vector<double>& v, int off, const std::vector<double>& g) const {
+    const std::vector<double> part(v.begin() + off, v.begin() + off + g.size());
+    const auto normed = rmsnorm(part, g);
+    std::copy(normed.begin(), normed.end(), v.begin() + off);
   }
 
   void rope(std::vector<double>& v, int off, int pos) const {

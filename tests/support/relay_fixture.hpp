@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "baton/kv/kv_buffer.hpp"
+#include "baton/model/host_forward.hpp"
 #include "baton/relay/relay.hpp"
 #include "reference/naive_model.hpp"
 #include "support/host_model.hpp"

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "baton/model/config.hpp"
+#include "baton/core/model_config.hpp"
 #include "support/safetensors_writer.hpp"
 
 namespace baton::test {
@@ -61,7 +61,9 @@ inline TinyModel make_tiny_model(const TinySpec& s) {
   m.spec = s;
   ModelConfig& c = m.cfg;
   c.architecture = s.arch;
-  c.architecture_name = s.arch == Architecture::qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+  c.architecture_name = s.arch == Architecture::qwen2   ? "Qwen2ForCausalLM"
+                        : s.arch == Architecture::qwen3 ? "Qwen3ForCausalLM"
+                                                        : "LlamaForCausalLM";
   c.vocab_size = s.vocab;
   c.hidden_size = s.hidden;
   c.intermediate_size = s.ffn;
@@ -105,6 +107,11 @@ inline TinyModel make_tiny_model(const TinySpec& s) {
       add(p + "self_attn.k_proj.bias", {kvd}, 0.0, 0.5);
       add(p + "self_attn.v_proj.bias", {kvd}, 0.0, 0.5);
     }
+    if (s.arch == Architecture::qwen3) {
+      // Per-head norms (one [head_dim] weight each for q and k), drawn like the other norms.
+      add(p + "self_attn.q_norm.weight", {s.head_dim}, 1.0, 0.15);
+      add(p + "self_attn.k_norm.weight", {s.head_dim}, 1.0, 0.15);
+    }
     add(p + "mlp.gate_proj.weight", {s.ffn, s.hidden}, 0.0, 1.5 / std::sqrt(s.hidden));
     add(p + "mlp.up_proj.weight", {s.ffn, s.hidden}, 0.0, 1.5 / std::sqrt(s.hidden));
     add(p + "mlp.down_proj.weight", {s.hidden, s.ffn}, 0.0, 3.0 / std::sqrt(s.ffn));
@@ -124,7 +131,9 @@ inline RawTensor raw_tensor(const std::string& dtype, std::vector<std::int64_t> 
 inline nlohmann::json config_json(const TinyModel& m) {
   const ModelConfig& c = m.cfg;
   nlohmann::json j = {{"architectures", {c.architecture_name}},
-                      {"model_type", c.architecture == Architecture::qwen2 ? "qwen2" : "llama"},
+                      {"model_type", c.architecture == Architecture::qwen2   ? "qwen2"
+                                     : c.architecture == Architecture::qwen3 ? "qwen3"
+                                                                             : "llama"},
                       {"vocab_size", c.vocab_size},
                       {"hidden_size", c.hidden_size},
                       {"intermediate_size", c.intermediate_size},
@@ -142,7 +151,7 @@ inline nlohmann::json config_json(const TinyModel& m) {
                                       : m.spec.dtype == "F16" ? "float16"
                                                               : "float32"}};
   if (m.spec.head_dim_in_config) j["head_dim"] = c.head_dim;
-  if (c.architecture == Architecture::llama) j["attention_bias"] = false;
+  if (c.architecture != Architecture::qwen2) j["attention_bias"] = false;
   if (c.rope_scaling.type == RopeScaling::Type::llama3) {
     j["rope_scaling"] = {
         {"rope_type", "llama3"},

@@ -82,6 +82,11 @@ struct host {
   static void download(std::span<const T> src, std::span<T> dst) {
     if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size_bytes());
   }
+  /// Copies a whole buffer into host memory of the same size.
+  template <class T>
+  static void download(const buffer<T>& src, std::span<T> dst) {
+    download(src.span(), dst);
+  }
 };
 
 static_assert(Backend<host>);

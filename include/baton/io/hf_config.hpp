@@ -1,7 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief Hugging Face config.json -> baton::ModelConfig, for Qwen2 and Llama checkpoints.
+/// @brief Hugging Face config.json -> baton::ModelConfig, for Qwen2, Llama and Qwen3 checkpoints
+///        (and the architectures a family added outside baton names).
 ///
 /// Anything that would change the computation and that baton does not implement is rejected
 /// by name (another activation, sliding-window attention, MLP bias, rope types other than
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/core/model_config.hpp"
 #include "baton/io/json_util.hpp"
-#include "baton/model/config.hpp"
 
 namespace baton::io {
 
@@ -79,11 +81,19 @@ inline void parse_rope(const nlohmann::json& r, std::string_view source, const s
 
 }  // namespace detail
 
+/// The "architectures" class names of the families baton ships (model/family/).
+inline constexpr std::string_view kBuiltinArchitectures[] = {"Qwen2ForCausalLM", "LlamaForCausalLM",
+                                                             "Qwen3ForCausalLM"};
+
 /// Builds and validates a ModelConfig from a parsed config.json; config_error naming
 /// `source`, the field and its value on anything unsupported, missing or inconsistent.
 /// Required: architectures, vocab_size, hidden_size, intermediate_size, num_hidden_layers,
-/// num_attention_heads, max_position_embeddings. `model_type` is not consulted.
-inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view source) {
+/// num_attention_heads, max_position_embeddings (and head_dim for Qwen3, whose default
+/// baton does not guess). `model_type` is not consulted. `extra_architectures` are accepted
+/// besides the built-in ones (a family added outside baton passes its own names); they get
+/// `Architecture::other` and the generic rules (attention_bias read from the file).
+inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view source,
+                                      std::span<const std::string_view> extra_architectures = {}) {
   BATON_CHECK(j.is_object(), config_error, source, ": config is not a JSON object");
   const FieldReader<> f(j, source);
   ModelConfig c;
@@ -98,9 +108,15 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
     c.architecture = Architecture::qwen2;
   } else if (c.architecture_name == "LlamaForCausalLM") {
     c.architecture = Architecture::llama;
+  } else if (c.architecture_name == "Qwen3ForCausalLM") {
+    c.architecture = Architecture::qwen3;
   } else {
-    BATON_FAIL(config_error, source, ": unknown architecture \"", c.architecture_name,
-               "\" (baton runs Qwen2ForCausalLM and LlamaForCausalLM)");
+    bool extra = false;
+    for (const std::string_view a : extra_architectures) extra = extra || a == c.architecture_name;
+    BATON_CHECK(extra, config_error, source, ": unknown architecture \"", c.architecture_name,
+                "\" (baton runs Qwen2ForCausalLM, LlamaForCausalLM and Qwen3ForCausalLM; a "
+                "family added outside baton names its own)");
+    c.architecture = Architecture::other;
   }
   BATON_CHECK(arch.size() == 1, config_error, source,
               ": field 'architectures' = ", detail::show(arch), " names more than one class");
@@ -116,6 +132,10 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
               ": field 'num_attention_heads' = ", c.num_heads, " must be positive");
   BATON_CHECK(c.hidden_size > 0, config_error, source, ": field 'hidden_size' = ", c.hidden_size,
               " must be positive");
+  BATON_CHECK(c.architecture != Architecture::qwen3 || f.has("head_dim"), config_error, source,
+              ": \"", c.architecture_name,
+              "\" needs an explicit 'head_dim' (transformers would assume 128; baton does not "
+              "guess)");
   if (f.has("head_dim")) {
     // An explicit head_dim is authoritative: it need not equal hidden_size / heads.
     c.head_dim = f.required_int("head_dim");
@@ -137,8 +157,9 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
     f.fail("hidden_act", *f.get("hidden_act"), "is not supported (baton implements silu only)");
   }
 
-  if (c.architecture == Architecture::qwen2) {
-    c.attention_bias = true;  // Qwen2 always has q/k/v biases (and none on o_proj)
+  if (c.architecture == Architecture::qwen2 || c.architecture == Architecture::qwen3) {
+    // Qwen2 always has q/k/v biases (and none on o_proj); Qwen3 reads attention_bias.
+    c.attention_bias = c.architecture == Architecture::qwen2 || f.bool_or("attention_bias", false);
     if (f.bool_or("use_sliding_window", false)) {
       f.fail("use_sliding_window", *f.get("use_sliding_window"),
              "is not supported (baton implements full causal attention only)");
@@ -175,10 +196,12 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
 
 /// Reads and parses `model_dir`/config.json (format_error for malformed JSON or duplicate
 /// keys, io_error if unreadable, config_error for unsupported/invalid content).
-inline ModelConfig load_model_config(const std::filesystem::path& model_dir) {
+inline ModelConfig load_model_config(const std::filesystem::path& model_dir,
+                                     std::span<const std::string_view> extra_architectures = {}) {
   const std::filesystem::path file = model_dir / "config.json";
   const std::string source = file.string();
-  return parse_model_config(parse_json_strict(read_text_file(file), source), source);
+  return parse_model_config(parse_json_strict(read_text_file(file), source), source,
+                            extra_architectures);
 }
 
 }  // namespace baton::io

@@ -1,14 +1,16 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief Causal attention of one query head over a KV span (prefix then tail), online softmax.
+/// @brief Causal attention of one query head over a KV span (prefix then tail), online softmax;
+///        AttentionParams is everything one layer's attention reads and writes.
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 
 #include "baton/core/dtype.hpp"
 #include "baton/core/macros.hpp"
-#include "baton/kv/kv_buffer.hpp"
+#include "baton/kv/kv_view.hpp"
 
 namespace baton::kernels {
 
@@ -42,6 +44,32 @@ BATON_HD inline void attend_one(const float* q, const KvSpan<L>& span, int kv_he
   }
   const float inv = 1.0f / running_sum;
   for (int d = 0; d < D; ++d) out[d] = acc[d] * inv;
+}
+
+/// One layer's attention for `tokens` query tokens, as one plain struct (a CUDA launch takes
+/// it by value). Query token t sits at absolute position `first_pos + t` and attends to
+/// positions [0, first_pos + t]; query head h reads kv head h / group.
+template <KvLayout L>
+struct AttentionParams {
+  KvSpan<L> kv;              ///< the layer's keys and values, prefix then tail
+  const float* q = nullptr;  ///< [tokens, q_stride]: head h of token t at t * q_stride + h * D
+  int q_stride = 0;
+  float* out = nullptr;  ///< [tokens, out_stride]: same addressing as q
+  int out_stride = 0;
+  int tokens = 0;
+  int q_heads = 0;
+  int group = 1;       ///< query heads per kv head (GQA)
+  int first_pos = 0;   ///< absolute position of query token 0
+  float scale = 1.0f;  ///< 1 / sqrt(head_dim)
+};
+
+/// Attention of query token `t`, head `h` (the unit a host loop iterates and a CUDA block owns).
+template <KvLayout L>
+BATON_HD inline void attend(const AttentionParams<L>& p, int t, int h) {
+  constexpr int D = L::head_dim;
+  attend_one<L>(p.q + static_cast<std::size_t>(t) * p.q_stride + h * D, p.kv, h / p.group,
+                p.first_pos + t + 1, p.scale,
+                p.out + static_cast<std::size_t>(t) * p.out_stride + h * D);
 }
 
 }  // namespace baton::kernels

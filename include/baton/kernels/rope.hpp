@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "baton/core/macros.hpp"
-#include "baton/model/config.hpp"
+#include "baton/core/model_config.hpp"
 
 namespace baton::kernels {
 

@@ -20,51 +20,16 @@
 
 #include "baton/backend/backend.hpp"
 #include "baton/core/error.hpp"
-#include "baton/kv/layout.hpp"
-#include "baton/model/config.hpp"
+#include "baton/core/model_config.hpp"
+#include "baton/kv/kv_view.hpp"
 
 namespace baton {
-
-/// Which region a forward appends to: the shared prefix (pre-warm) or one request slot.
-struct KvTarget {
-  int slot = -1;  ///< -1 = the prefix
-  static constexpr KvTarget prefix() { return KvTarget{-1}; }
-  static constexpr KvTarget in_slot(int s) { return KvTarget{s}; }
-  constexpr bool is_prefix() const { return slot < 0; }
-};
 
 /// Sizes of a KvBuffer, in positions.
 struct KvShape {
   int prefix_capacity = 0;  ///< room for the shared prefix
   int tail_capacity = 0;    ///< room for one request's tokens after the prefix (per slot)
   int slots = 1;            ///< requests that can be in flight at once
-};
-
-/// One layer's K and V for one region, as kernels address it: positions 0..capacity-1.
-template <KvLayout L>
-struct KvBlock {
-  using element = typename L::element;
-  element* k = nullptr;
-  element* v = nullptr;
-  int capacity = 0;
-  int kv_heads = 0;
-  BATON_HD element* key(int head, int index) const {
-    return k + L::offset(head, index, capacity, kv_heads);
-  }
-  BATON_HD element* value(int head, int index) const {
-    return v + L::offset(head, index, capacity, kv_heads);
-  }
-};
-
-/// What attention reads for one layer: `first` positions of `a`, then `second` of `b`
-/// (prefix then tail for a slot; the prefix alone while pre-warming).
-template <KvLayout L>
-struct KvSpan {
-  KvBlock<L> a;
-  int first = 0;
-  KvBlock<L> b;
-  int second = 0;
-  BATON_HD int length() const { return first + second; }
 };
 
 /// Owned K/V memory for every layer of one model: see the file comment for the contract.
@@ -161,11 +126,11 @@ class KvBuffer {
   }
 
   // ---- views for kernels -------------------------------------------------------------
-  /// The block a write to `t` lands in, and the block index of absolute position `pos`.
-  KvBlock<L> write_block(KvTarget t, int layer) {
-    return t.is_prefix() ? prefix_block(layer) : tail_block(t.slot, layer);
+  /// Where appends to `t` land at `layer` (kv::append takes absolute positions).
+  KvAppend<L> append_view(KvTarget t, int layer) {
+    if (t.is_prefix()) return KvAppend<L>{prefix_block(layer), 0};
+    return KvAppend<L>{tail_block(t.slot, layer), prefix_len_};
   }
-  int block_index(KvTarget t, int pos) const { return t.is_prefix() ? pos : pos - prefix_len_; }
   /// What attention for `t` reads at `layer` when positions [0, upto) are valid.
   KvSpan<L> read_span(KvTarget t, int layer, int upto) {
     if (t.is_prefix()) return KvSpan<L>{prefix_block(layer), upto, {}, 0};

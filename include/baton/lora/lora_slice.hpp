@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -18,30 +19,12 @@
 
 #include "baton/backend/backend.hpp"
 #include "baton/core/error.hpp"
+#include "baton/core/model_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"
-#include "baton/model/config.hpp"
+#include "baton/lora/lora_dims.hpp"
 
 namespace baton {
-
-/// Input and output width of a targeted projection in a model.
-inline std::pair<int, int> lora_target_dims(const ModelConfig& c, LoraTarget t) {
-  switch (t) {
-    case LoraTarget::q:
-      return {c.hidden_size, c.q_dim()};
-    case LoraTarget::k:
-    case LoraTarget::v:
-      return {c.hidden_size, c.kv_dim()};
-    case LoraTarget::o:
-      return {c.q_dim(), c.hidden_size};
-    case LoraTarget::gate:
-    case LoraTarget::up:
-      return {c.hidden_size, c.intermediate_size};
-    case LoraTarget::down:
-      return {c.intermediate_size, c.hidden_size};
-  }
-  return {0, 0};
-}
 
 /// The rank bound used where the adapter is only known at run time (relay files, the CLI).
 /// On the host the bound only limits which adapters load — the kernels loop over the real
@@ -78,8 +61,27 @@ class LoraSlice {
     return s;
   }
 
-  /// Loads a PEFT adapter folder (adapter_config.json + adapter_model.safetensors) for `cfg`.
+  /// Loads a PEFT adapter folder for `model`, checking every module against the projection
+  /// shapes its family states (BaseModel::lora_shapes()).
+  template <class Model>
+  requires requires(const Model& m) {
+    { m.config() } -> std::convertible_to<const ModelConfig&>;
+    { m.lora_shapes() } -> std::same_as<LoraShapes>;
+  }
+  static LoraSlice load(const std::filesystem::path& dir, const Model& model) {
+    return load(dir, model.config(), model.lora_shapes());
+  }
+
+  /// Loads a PEFT adapter folder for a model with `cfg` and the standard decoder projections
+  /// (every family baton ships; pass the model itself for a family with other shapes).
   static LoraSlice load(const std::filesystem::path& dir, const ModelConfig& cfg) {
+    return load(dir, cfg, decoder_lora_shapes(cfg));
+  }
+
+  /// Loads a PEFT adapter folder (adapter_config.json + adapter_model.safetensors) whose
+  /// modules must have the widths in `shapes`.
+  static LoraSlice load(const std::filesystem::path& dir, const ModelConfig& cfg,
+                        const LoraShapes& shapes) {
     const io::AdapterConfig ac = io::load_adapter_config(dir);
     const std::filesystem::path file = dir / "adapter_model.safetensors";
     const io::TensorSource src = io::TensorSource::open_file(file);
@@ -96,7 +98,7 @@ class LoraSlice {
         BATON_CHECK(r <= Rank, shape_error, "adapter ", dir.string(), ": ", an, " has rank ", r,
                     " but this LoraSlice<", Rank, "> holds ranks up to ", Rank,
                     "; use a larger rank bound");
-        const auto [in, out] = lora_target_dims(cfg, t);
+        const auto [in, out] = shapes[ti];
         const std::size_t a_shape[] = {static_cast<std::size_t>(r), static_cast<std::size_t>(in)};
         const std::size_t b_shape[] = {static_cast<std::size_t>(out), static_cast<std::size_t>(r)};
         Module m;

@@ -148,7 +148,7 @@ class RelayEngine {
         StageRun run{i, cycle, stages_[i]->name(), {}, false, static_cast<int>(input.size()), 0};
         const auto ts = clock::now();
         try {
-          GreedyResult g = stages_[i]->run(input, 0);
+          DecodeResult g = stages_[i]->run(input, 0);
           run.ids = std::move(g.ids);
           run.stopped = g.stopped;
         } catch (...) {

@@ -12,6 +12,7 @@
 
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
+#include "baton/model/host_forward.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/engine.hpp"
 
@@ -83,8 +84,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
         segs.push_back(Segment{g.kind, g.stage,
                                spec_ids(g.literal, where + " input[" + std::to_string(k) + "]")});
       }
-      Slice slice =
-          s.adapter ? Slice::load(*s.adapter, model_.config()) : Slice::none(model_.config());
+      Slice slice = s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config());
       const KvShape shape{static_cast<int>(s.prefix.size()), tail_capacity_for(spec, i), 1};
       stages_.push_back(std::make_unique<StageT>(s.name, model_, std::move(slice), shape, s.prefix,
                                                  wire::DynamicInput{std::move(segs)},

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -27,7 +28,7 @@
 namespace baton {
 
 /// Generation limits of a stage: the decode loop's own options (max_new, stop ids).
-using StageLimits = GreedyOptions;
+using StageLimits = DecodeOptions;
 
 /// What the relay engine needs from a stage, whatever its slice, cache and input types.
 /// (Stage-level calls only: one virtual call per stage run, nothing per token.)
@@ -42,7 +43,7 @@ class StageBase {
   /// The shared model's address: every stage of a relay must use the same one.
   virtual const void* model_identity() const = 0;
   /// Serves one request on `slot`: input ids in, generated ids out.
-  virtual GreedyResult run(std::span<const std::int32_t> input, int slot) = 0;
+  virtual DecodeResult run(std::span<const std::int32_t> input, int slot) = 0;
 };
 
 template <class StageT>
@@ -143,24 +144,15 @@ class Stage final : public StageBase<typename Model::backend> {
     return s;
   }
 
-  /// One decode step of `s`: the chain may supply the token; otherwise greedy. Returns
-  /// whether the request goes on.
-  bool step(session_type& s) {
-    auto& d = s.decoder_;
-    if (d.done()) return false;
-    const StepView view{d.steps(), d.position(), d.logits()};
-    const std::optional<std::int32_t> forced = chain_.before_step(s.chain_state_, view);
-    const std::int32_t token = forced ? *forced : d.greedy_choice();
-    chain_.after_step(s.chain_state_, view, token);
-    d.accept(token);
-    return !d.done();
-  }
+  /// One decode step of `s`: the decode loop's step with the chain as its hooks (the chain
+  /// may supply the token; otherwise the loop chooses). Returns whether the request goes on.
+  bool step(session_type& s) { return s.decoder_.step(ChainHooks{chain_, s.chain_state_}); }
 
   /// Ends `s` and hands back what it generated; the slot is free again.
-  GreedyResult finish(session_type& s) { return s.release(); }
+  DecodeResult finish(session_type& s) { return s.release(); }
 
   /// begin + step until done + finish.
-  GreedyResult run(std::span<const std::int32_t> input, int slot = 0) override {
+  DecodeResult run(std::span<const std::int32_t> input, int slot = 0) override {
     session_type s = begin(input, slot);
     while (step(s)) {
     }
@@ -179,6 +171,20 @@ class Stage final : public StageBase<typename Model::backend> {
 
  private:
   friend session_type;
+
+  /// The chain, with one session's state, as the decode loop's hooks.
+  struct ChainHooks {
+    const Chain& chain;
+    typename Chain::state_type& state;
+    template <class View>
+    std::optional<std::int32_t> before(const View& v) {
+      return chain.before_step(state, StepView{v.step, v.position, v.logits});
+    }
+    template <class View>
+    void after(const View& v, std::int32_t token) {
+      chain.after_step(state, StepView{v.step, v.position, v.logits}, token);
+    }
+  };
 
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,
@@ -234,8 +240,8 @@ class Session {
     stage.busy_[slot] = true;
   }
 
-  GreedyResult release() {
-    GreedyResult r = decoder_.take_result();
+  DecodeResult release() {
+    DecodeResult r = decoder_.take_result();
     if (stage_) stage_->busy_[slot_] = false;
     stage_ = nullptr;
     return r;

@@ -1,10 +1,11 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief ModelConfig: the architecture facts of a Qwen2 / Llama checkpoint, as plain data.
+/// @brief ModelConfig: the architecture facts of a decoder checkpoint, as plain data.
 ///
 /// Filled by baton::io::parse_model_config (io/hf_config.hpp) from a Hugging Face
-/// config.json; kept free of any JSON dependency so kernels and the model can include it.
+/// config.json. It lives in core/ and includes nothing but core/error.hpp, so io/, kernels/,
+/// kv/, lora/ and model/ all read it without including anything above themselves.
 #pragma once
 
 #include <cmath>
@@ -18,8 +19,9 @@
 
 namespace baton {
 
-/// The transformer families baton runs.
-enum class Architecture { qwen2, llama };
+/// The architectures baton's own families run (model/family/). A family added outside baton
+/// reads `architecture_name` and sees `other` here.
+enum class Architecture { qwen2, llama, qwen3, other };
 
 /// Rotary-embedding frequency scaling (config.json "rope_scaling").
 struct RopeScaling {
@@ -33,12 +35,12 @@ struct RopeScaling {
 /// Everything the model code needs to know about a checkpoint's shapes and numerics.
 struct ModelConfig {
   Architecture architecture = Architecture::qwen2;
-  std::string architecture_name;  ///< "Qwen2ForCausalLM" / "LlamaForCausalLM"
+  std::string architecture_name;  ///< config.json "architectures"[0], e.g. "Qwen2ForCausalLM"
   int vocab_size = 0, hidden_size = 0, intermediate_size = 0, num_layers = 0;
   int num_heads = 0, num_kv_heads = 0, head_dim = 0;  ///< head_dim explicit or hidden/heads
   double rms_norm_eps = 1e-6, rope_theta = 10000.0;
   RopeScaling rope_scaling;
-  bool attention_bias = false;  ///< Qwen2: always true (q/k/v bias); Llama: "attention_bias"
+  bool attention_bias = false;  ///< Qwen2: always true (q/k/v bias); others: "attention_bias"
   bool tie_word_embeddings = false;
   std::vector<std::int32_t> bos_token_ids,
       eos_token_ids;  ///< int or list in the file; may be empty

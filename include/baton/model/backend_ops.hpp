@@ -1,0 +1,36 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief BackendOps<B>: the customization point where a backend supplies the forward
+///        operations a family's schedule calls, and the argmax a decode step chooses with.
+///
+/// Generic code (forward, the decode loop, stages, relays) names only BackendOps<B>; the
+/// backend's own header specializes it (model/host_ops.hpp for the host, a .cuh for CUDA).
+/// That keeps a backend's libraries (OpenBLAS, cuBLAS) out of every generic header: a program
+/// includes the backend it runs on — model/host_forward.hpp, or baton/baton.hpp for all.
+#pragma once
+
+#include <cstdint>
+
+#include "baton/backend/backend.hpp"
+
+namespace baton {
+
+/// Specialize for a backend B with:
+///   - `template <class Model, class Slice, class Cache> class forward_ops`, constructed as
+///     `forward_ops(model, ws, slice, cache, target, first_pos, tokens, logit_rows)`, providing
+///     `embed()`, the schedule's operations (ForwardOpsArchetype in model/family/family.hpp)
+///     and `head()` returning the logits as `logits_view`;
+///   - `using logits_view`: where a forward's logits live (a span of backend memory);
+///   - `static std::int32_t argmax(logits_view row)`: largest logit, lowest id on a tie.
+/// The primary template is left undefined on purpose: see HasBackendOps.
+template <Backend B>
+struct BackendOps;
+
+/// Whether B's forward operations are visible in this translation unit.
+template <class B>
+concept HasBackendOps = requires {
+  sizeof(BackendOps<B>);
+};
+
+}  // namespace baton
