@@ -35,21 +35,20 @@ int main(int argc, char** argv) {
   try {
     // 2. Load the frozen base model once; every stage shares it (by reference).
     const Model model = load_model<host, f32>(argv[1]);
-    const ModelConfig& cfg = model.config();
 
     // 3. Each stage owns its adapter, its KV cache (prefix region + one slot here), its fixed
     //    prefix (think: system prompt + few-shot examples, as token ids) and its input wiring.
     const KvShape shape{.prefix_capacity = 32, .tail_capacity = 128, .slots = 1};
-    auto extract = make_stage<Cache>("extract", model, Slice::load(argv[2], cfg), shape,
+    auto extract = make_stage<Cache>("extract", model, Slice::load(argv[2], model), shape,
                                      /*prefix=*/{5, 6, 7, 8},
                                      input(ids({10}), request, ids({11})),  // "Q: <request> Facts:"
                                      {.max_new = 8});
-    auto reason = make_stage<Cache>("reason", model, Slice::load(argv[3], cfg), shape,
+    auto reason = make_stage<Cache>("reason", model, Slice::load(argv[3], model), shape,
                                     /*prefix=*/{9, 9, 12},
                                     // the request, extract's output, and verify's previous
                                     // verdict (empty in the first cycle)
                                     input(request, out<0>, feedback<2>), {.max_new = 10});
-    auto verify = make_stage<Cache>("verify", model, Slice::load(argv[4], cfg), shape,
+    auto verify = make_stage<Cache>("verify", model, Slice::load(argv[4], model), shape,
                                     /*prefix=*/{3, 4}, input(out<1>), {.max_new = 3});
 
     // 4. The relay. Reading a later stage (say out<2> in extract) would not compile.
