@@ -19,6 +19,26 @@ struct ArgError {
   std::string message;
 };
 
+/// Each option at most once: a repeated flag is an error, not "the last one wins" (which of
+/// two --adapter values did the user mean?).
+class SeenOptions {
+ public:
+  void once(std::string_view option) {
+    for (const std::string& s : seen_)
+      if (s == option) throw ArgError{std::string(option) + " is given twice"};
+    seen_.emplace_back(option);
+  }
+
+ private:
+  std::vector<std::string> seen_;
+};
+
+/// An option's value; an empty one is an error (`--adapter ""` must not mean "no adapter").
+inline std::string_view non_empty(std::string_view option, std::string_view value) {
+  if (value.empty()) throw ArgError{std::string(option) + " needs a value, got an empty string"};
+  return value;
+}
+
 template <class Int>
 Int parse_int(std::string_view text, std::string_view what) {
   Int v{};

@@ -65,11 +65,13 @@ struct Args {
 Args parse_args(int argc, char** argv) {
   Args a;
   bool have_ids = false, have_max_new = false;
+  baton::cli::SeenOptions seen;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
+    if (arg.starts_with("-")) seen.once(arg);
     const auto value = [&]() -> std::string_view {
       if (i + 1 >= argc) throw ArgError{std::string(arg) + " needs a value"};
-      return argv[++i];
+      return baton::cli::non_empty(arg, argv[++i]);
     };
     if (arg == "--help" || arg == "-h") {
       a.help = true;
@@ -131,6 +133,12 @@ Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
   const auto slice =
       a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model);
   const int n = static_cast<int>(a.ids.size());
+  // In long long: --max-new 2147483647 plus the prompt must not wrap into a negative size.
+  const long long positions = static_cast<long long>(n) + a.max_new;
+  BATON_CHECK(positions <= model.config().max_positions(), capacity_error, a.model,
+              ": the prompt's ", n, " ids + --max-new ", a.max_new, " = ", positions,
+              " positions exceed the model's max_position_embeddings = ",
+              model.config().max_positions(), " (config.json)");
   // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
   Cache cache(model.config(),

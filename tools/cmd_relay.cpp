@@ -46,11 +46,13 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
+  cli::SeenOptions seen;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
+    if (arg.starts_with("-")) seen.once(arg);
     const auto value = [&]() -> std::string_view {
       if (i + 1 >= argc) throw cli::ArgError{std::string(arg) + " needs a value"};
-      return argv[++i];
+      return cli::non_empty(arg, argv[++i]);
     };
     if (arg == "--help" || arg == "-h") {
       a.help = true;

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/io/json_util.hpp"
 #include "baton/text/tokenizer.hpp"
 #include "commands.hpp"
 
@@ -68,8 +69,12 @@ int parse(int argc, char** argv, std::string_view usage, std::string& tokenizer,
       return 0;
     }
     if (a == "--tokenizer") {
-      if (i + 1 >= argc) {
+      if (i + 1 >= argc || argv[i + 1][0] == '\0') {
         std::cerr << argv[0] << ": --tokenizer needs a file\n" << usage;
+        return 2;
+      }
+      if (!tokenizer.empty()) {
+        std::cerr << argv[0] << ": --tokenizer is given twice\n" << usage;
         return 2;
       }
       tokenizer = argv[++i];
@@ -99,16 +104,14 @@ std::vector<std::int32_t> parse_ids(const std::string& in) {
   std::vector<std::int32_t> ids;
   const std::size_t first = in.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && in[first] == '[') {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      BATON_FAIL(baton::format_error, "stdin: not a valid JSON array of ids: ", e.what());
-    }
+    // Strict and depth-limited like every JSON input: a deeply nested element must not
+    // overflow the stack when the message below prints it.
+    const nlohmann::json j = baton::io::parse_json_strict(in, "stdin");
+    BATON_CHECK(j.is_array(), baton::format_error, "stdin: not a JSON array of ids");
     for (std::size_t k = 0; k < j.size(); ++k) {
       BATON_CHECK(j[k].is_number_integer() && j[k].get<std::int64_t>() >= 0 &&
                       j[k].get<std::int64_t>() <= INT32_MAX,
-                  baton::format_error, "stdin: element ", k, " (", j[k].dump(),
+                  baton::format_error, "stdin: element ", k, " (", baton::io::detail::show(j[k]),
                   ") is not a token id");
       ids.push_back(static_cast<std::int32_t>(j[k].get<std::int64_t>()));
     }

@@ -47,7 +47,9 @@ template <class Cache, class Model, class Slice>
 std::vector<std::int32_t> cached_greedy(const Model& model, const Slice& slice,
                                         const std::vector<std::int32_t>& prompt, int max_new,
                                         std::vector<std::int32_t> stop = {}) {
-  Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 256, .slots = 1});
+  // 256 positions, or fewer where the model's max_position_embeddings is smaller.
+  const int capacity = static_cast<int>(std::min<long long>(256, model.config().max_positions()));
+  Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = capacity, .slots = 1});
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<typename Model::backend> ws;

@@ -17,6 +17,13 @@ namespace baton {
 namespace detail {
 template <int First, int...>
 inline constexpr int first_of = First;  // names one value of a pack, to ask f's return type
+/// "64, 128": every value of the pack (a comma fold would keep only the last).
+template <int... Values>
+std::string supported_list() {
+  std::string out;
+  ((out += (out.empty() ? "" : ", ") + std::to_string(Values)), ...);
+  return out;
+}
 }  // namespace detail
 
 /// Calls `f(std::integral_constant<int, V>{})` for the V in `Values...` equal to `value`;
@@ -28,14 +35,14 @@ decltype(auto) dispatch_exact(std::string_view what, int value, F&& f) {
     bool hit =
         ((value == Values ? (f(std::integral_constant<int, Values>{}), true) : false) || ...);
     if (!hit)
-      BATON_FAIL(config_error, what, " = ", value, " is not instantiated; supported: ",
-                 detail::concat(((std::to_string(Values) + " "), ...)));
+      BATON_FAIL(config_error, what, " = ", value,
+                 " is not instantiated; supported: ", detail::supported_list<Values...>());
   } else {
     std::optional<R> out;
     ((value == Values && (out.emplace(f(std::integral_constant<int, Values>{})), true)) || ...);
     if (!out)
-      BATON_FAIL(config_error, what, " = ", value, " is not instantiated; supported: ",
-                 detail::concat(((std::to_string(Values) + " "), ...)));
+      BATON_FAIL(config_error, what, " = ", value,
+                 " is not instantiated; supported: ", detail::supported_list<Values...>());
     return R(std::move(*out));
   }
 }

@@ -45,7 +45,18 @@ struct ModelConfig {
   std::vector<std::int32_t> bos_token_ids,
       eos_token_ids;  ///< int or list in the file; may be empty
   int max_position_embeddings = 0;
+  /// Positions a KV cache may hold: 0 means max_position_embeddings. Raised only through
+  /// BaseModel::allow_positions, which checks that rope_scaling supports it.
+  int position_limit = 0;
   std::string torch_dtype;  ///< as written ("" if absent)
+
+  /// How many positions a KV cache of this model may hold (prefix + tail). A config built in
+  /// code without max_position_embeddings (never one read from a file: validate() requires
+  /// it) has no limit.
+  long long max_positions() const {
+    if (position_limit > 0) return position_limit;
+    return max_position_embeddings > 0 ? max_position_embeddings : (1LL << 31) - 1;
+  }
 
   int q_dim() const { return num_heads * head_dim; }
   int kv_dim() const { return num_kv_heads * head_dim; }

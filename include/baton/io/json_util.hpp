@@ -26,9 +26,28 @@
 
 namespace baton::io {
 
-/// Reads a whole (small) text file: config.json, adapter_config.json, an index. io_error
-/// naming the path and the OS reason if it cannot be read.
-inline std::string read_text_file(const std::filesystem::path& path) {
+/// Size caps for the whole-file reads, per kind of file. Real files are far below them
+/// (a Qwen config.json is ~1 KB, a tokenizer.json ~7-11 MB); a file past its cap is refused
+/// before it is read, so `/dev/zero` or a multi-GB "config" cannot exhaust memory.
+inline constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;      ///< config/adapter/index/relay
+inline constexpr std::uintmax_t kMaxTokenizerBytes = 256u << 20;  ///< tokenizer.json
+
+/// Reads a whole text file of at most `max_bytes`: config.json, adapter_config.json, an
+/// index, a relay or tokenizer file. The path must name a regular file (a FIFO would block,
+/// a device like /dev/zero never ends, a directory is not a file): io_error naming the path
+/// and the reason otherwise, or when the file is larger than `max_bytes`.
+inline std::string read_text_file(const std::filesystem::path& path,
+                                  std::uintmax_t max_bytes = kMaxConfigBytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) BATON_FAIL(io_error, "cannot open ", path.string(), ": ", ec.message());
+  BATON_CHECK(std::filesystem::is_regular_file(status), io_error, "cannot read ", path.string(),
+              ": not a regular file",
+              std::filesystem::is_directory(status) ? " (it is a directory)" : "");
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) BATON_FAIL(io_error, "cannot read ", path.string(), ": ", ec.message());
+  BATON_CHECK(size <= max_bytes, io_error, path.string(), ": file is ", size,
+              " bytes, more than the limit of ", max_bytes, " bytes for this kind of file");
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -36,8 +55,13 @@ inline std::string read_text_file(const std::filesystem::path& path) {
     BATON_FAIL(io_error, "cannot open ", path.string(), ": ",
                err ? std::generic_category().message(err) : std::string("open failed"));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read at most max_bytes + 1 even if the file grew after the size check.
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
   BATON_CHECK(!in.bad(), io_error, "error while reading ", path.string());
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  BATON_CHECK(in.peek() == std::char_traits<char>::eof(), io_error, path.string(),
+              ": file grew while it was being read");
   return text;
 }
 
@@ -78,12 +102,96 @@ inline std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
   return std::nullopt;
 }
 
+/// How deeply JSON arrays/objects may nest in any file baton reads. Real configs, headers
+/// and tokenizer.json files nest fewer than 10 levels; nlohmann's dump(), copy and destructor
+/// recurse once per level, so an unbounded depth is a stack overflow waiting for a message.
+inline constexpr int kMaxJsonDepth = 64;
+
+namespace detail {
+
+/// A SAX pass that builds nothing: it enforces the nesting limit and finds duplicate keys in
+/// linear time (one key set per open object). Returning false stops the parse at once, so a
+/// 100k-deep input costs 65 levels of work, not 100k.
+class JsonChecker {
+ public:
+  explicit JsonChecker(int max_depth) : max_depth_(max_depth) {}
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(std::int64_t) { return true; }
+  bool number_unsigned(std::uint64_t) { return true; }
+  bool number_float(double, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(std::vector<std::uint8_t>&) { return true; }
+  bool start_object(std::size_t) {
+    keys_.emplace_back(std::in_place);
+    return enter();
+  }
+  bool end_object() {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    keys_.emplace_back(std::nullopt);
+    return enter();
+  }
+  bool end_array() {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool key(std::string& k) {
+    auto& open = keys_.back();
+    if (open && !open->insert(k).second) {
+      duplicate_ = k;
+      duplicate_depth_ = depth_;
+      return false;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    syntax_error_ = e.what();
+    return false;
+  }
+
+  bool too_deep = false;
+  std::optional<std::string> duplicate_;
+  int duplicate_depth_ = 0;
+  std::optional<std::string> syntax_error_;
+
+ private:
+  bool enter() {
+    if (++depth_ > max_depth_) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  }
+  int depth_ = 0;
+  int max_depth_;
+  // nullopt for an array level; objects keep their keys.
+  std::vector<std::optional<std::set<std::string, std::less<>>>> keys_;
+};
+
+/// At most `max` bytes of `s`, with "..." when cut, for quoting input in messages.
+inline std::string excerpt(std::string_view s, std::size_t max = 60) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "...";
+}
+
+}  // namespace detail
+
 /// Parses `text` as JSON (Json = nlohmann::json or nlohmann::ordered_json), rejecting
-/// invalid UTF-8, syntax errors and duplicate keys in any object with format_error naming
-/// `source`. Duplicates matter because a plain parser silently keeps one of them, so two
-/// readers of the same file could disagree about its content.
+/// invalid UTF-8, syntax errors, nesting deeper than `max_depth` and duplicate keys in any
+/// object with format_error naming `source`. Duplicates matter because a plain parser
+/// silently keeps one of them, so two readers of the same file could disagree about its
+/// content. A first SAX pass checks depth and keys without building anything (nlohmann's
+/// callback parser scans the parent container at every object end: quadratic on a header
+/// with many tensors); only then is the document built.
 template <class Json = nlohmann::json>
-Json parse_json_strict(std::string_view text, std::string_view source) {
+Json parse_json_strict(std::string_view text, std::string_view source,
+                       int max_depth = kMaxJsonDepth) {
   if (const auto bad = find_invalid_utf8(text)) {
     BATON_FAIL(format_error, source, ": not valid UTF-8 (ill-formed byte at offset ", *bad, ")");
   }
@@ -92,37 +200,28 @@ Json parse_json_strict(std::string_view text, std::string_view source) {
   if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
     BATON_FAIL(format_error, source, ": invalid JSON: NUL byte at offset ", nul);
   }
-  // One key set per open object, innermost last. Recording (not throwing) inside the
-  // callback keeps exceptions out of the parser's internals.
-  std::vector<std::set<std::string, std::less<>>> open_objects;
-  std::optional<std::string> duplicate;
-  int duplicate_depth = 0;
-  auto callback = [&](int depth, nlohmann::json::parse_event_t event, Json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (event == E::object_start) {
-      open_objects.emplace_back();
-    } else if (event == E::object_end) {
-      if (!open_objects.empty()) open_objects.pop_back();
-    } else if (event == E::key && !duplicate && !open_objects.empty()) {
-      const auto& key = parsed.template get_ref<const typename Json::string_t&>();
-      if (!open_objects.back().insert(key).second) {
-        duplicate = key;
-        duplicate_depth = depth;
-      }
-    }
-    return true;
-  };
-  Json j;
-  try {
-    j = Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
-                    /*ignore_comments=*/false);
-  } catch (const nlohmann::json::exception& e) {
-    BATON_FAIL(format_error, source, ": invalid JSON: ", e.what());
-  }
-  BATON_CHECK(!duplicate, format_error, source, ": duplicate key '", duplicate.value_or(""),
-              "' (in an object at nesting depth ", duplicate_depth,
+  // A byte order mark is not JSON (RFC 8259 section 8.1: implementations must not add one),
+  // and nlohmann skips it silently: refuse it the same way in every file.
+  BATON_CHECK(!text.starts_with("\xEF\xBB\xBF"), format_error, source,
+              ": starts with a UTF-8 byte order mark; JSON files must not have one");
+  detail::JsonChecker checker(max_depth);
+  nlohmann::json::sax_parse(text.begin(), text.end(), &checker,
+                            nlohmann::json::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/false);
+  BATON_CHECK(!checker.too_deep, format_error, source, ": JSON nests deeper than ", max_depth,
+              " levels (the limit for every file baton reads)");
+  BATON_CHECK(!checker.syntax_error_, format_error, source,
+              ": invalid JSON: ", detail::excerpt(checker.syntax_error_.value_or(""), 200));
+  BATON_CHECK(!checker.duplicate_, format_error, source, ": duplicate key '",
+              detail::excerpt(checker.duplicate_.value_or("")), "' (in an object at nesting depth ",
+              checker.duplicate_depth_,
               "); a JSON reader would silently keep only one of the values");
-  return j;
+  try {
+    return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
+                       /*ignore_comments=*/false);
+  } catch (const nlohmann::json::exception& e) {
+    BATON_FAIL(format_error, source, ": invalid JSON: ", detail::excerpt(e.what(), 200));
+  }
 }
 
 /// A JSON integer >= 0 (signed or unsigned storage alike: parsed text gives unsigned,
@@ -139,9 +238,11 @@ std::optional<std::uint64_t> non_negative_integer(const Json& v) {
 namespace detail {
 
 /// Short rendering of a JSON value for error messages (long values are cut).
+/// Values reaching here come from parse_json_strict, so dump()'s recursion is bounded by
+/// kMaxJsonDepth; the text is cut so a message never echoes kilobytes of input.
 template <class Json>
 std::string show(const Json& v) {
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
   return s;
 }

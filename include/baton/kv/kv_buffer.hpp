@@ -51,6 +51,15 @@ class KvBuffer {
                 config_error,
                 "KvShape needs prefix_capacity >= 0, tail_capacity > 0, slots > 0 (got ",
                 shape.prefix_capacity, ", ", shape.tail_capacity, ", ", shape.slots, ")");
+    // Positions past the trained context give silent nonsense, and a huge shape would
+    // allocate before anything else fails: refuse it here, before any memory is taken.
+    const long long positions =
+        static_cast<long long>(shape.prefix_capacity) + static_cast<long long>(shape.tail_capacity);
+    BATON_CHECK(positions <= cfg.max_positions(), capacity_error, "KvShape: prefix_capacity ",
+                shape.prefix_capacity, " + tail_capacity ", shape.tail_capacity, " = ", positions,
+                " positions exceed the model's limit of ", cfg.max_positions(),
+                " (config.json max_position_embeddings = ", cfg.max_position_embeddings,
+                "; BaseModel::allow_positions raises it where rope_scaling supports more)");
     prefix_mem_ =
         typename B::template buffer<element>(2 * layers_ * block_elems(shape.prefix_capacity));
     tail_mem_ = typename B::template buffer<element>(2 * static_cast<std::size_t>(shape.slots) *

@@ -22,7 +22,8 @@ namespace baton {
 ///     `embed()`, the schedule's operations (ForwardOpsArchetype in model/family/family.hpp)
 ///     and `head()` returning the logits as `logits_view`;
 ///   - `using logits_view`: where a forward's logits live (a span of backend memory);
-///   - `static std::int32_t argmax(logits_view row)`: largest logit, lowest id on a tie.
+///   - `static std::int32_t argmax(logits_view row)`: largest logit, lowest id on a tie; -1
+///     when the row holds a NaN or the largest value is +Inf (kernels::argmax).
 /// The primary template is left undefined on purpose: see HasBackendOps.
 template <Backend B>
 struct BackendOps;

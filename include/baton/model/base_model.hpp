@@ -9,6 +9,7 @@
 /// output head and RoPE frequencies. Norm weights and biases are tiny and kept in f32.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <span>
@@ -56,6 +57,7 @@ class BaseModel {
                 "'; load it as BaseModel<B, S, family::X> with the family that runs it (see "
                 "model/family/)");
     const io::TensorSource src = io::TensorSource::open_dir(dir);
+    check_layer_count(src, c);
     const WeightReader<B> reader(src);
     const auto z = [](int v) { return static_cast<std::size_t>(v); };
     const std::size_t hidden = z(c.hidden_size), vocab = z(c.vocab_size);
@@ -65,7 +67,8 @@ class BaseModel {
     if (!c.tie_word_embeddings) {
       m.lm_head_ = reader.template read<S>(std::string(F::head_name), {vocab, hidden});
     }
-    m.layers_.reserve(c.num_layers);
+    // No reserve(num_layers): check_layer_count bounded it by the tensors present, and
+    // growing as layers load keeps a hostile count from sizing anything.
     for (int i = 0; i < c.num_layers; ++i) {
       m.layers_.push_back(F::template load_layer<B, S>(reader, c, i));
     }
@@ -77,6 +80,23 @@ class BaseModel {
   }
 
   const ModelConfig& config() const { return config_; }
+
+  /// Lets KV caches of this model hold up to `limit` positions, past
+  /// max_position_embeddings only where config.json's rope_scaling extends the context: up
+  /// to max_position_embeddings × rope_scaling.factor. config_error otherwise. The explicit
+  /// opt-in for long contexts; without it the limit is max_position_embeddings.
+  void allow_positions(int limit) {
+    const ModelConfig& c = config_;
+    const bool scaled = c.rope_scaling.type != RopeScaling::Type::none;
+    const double most = scaled
+                            ? static_cast<double>(c.max_position_embeddings) * c.rope_scaling.factor
+                            : static_cast<double>(c.max_position_embeddings);
+    BATON_CHECK(limit > 0 && static_cast<double>(limit) <= most, config_error, "model ", source_,
+                ": allow_positions(", limit, ") is beyond what the model supports (",
+                "max_position_embeddings = ", c.max_position_embeddings,
+                scaled ? " × rope_scaling.factor" : " and config.json has no rope_scaling", ")");
+    config_.position_limit = limit;
+  }
   const std::string& source() const { return source_; }
   const layer_weights& layer(int i) const { return layers_[i]; }
   /// The (in, out) widths of each projection an adapter may target (LoraSlice::load checks
@@ -99,6 +119,26 @@ class BaseModel {
 
  private:
   BaseModel() = default;
+
+  /// config.json's num_hidden_layers against the "model.layers.{i}." tensors present, before
+  /// anything is allocated: a count of 10^7 over a 2-layer file must fail by naming both,
+  /// not after sizing per-layer tables by it; extra layers would be silently unused.
+  static void check_layer_count(const io::TensorSource& src, const ModelConfig& c) {
+    constexpr std::string_view prefix = "model.layers.";
+    long long highest = -1;
+    for (const std::string& name : src.names()) {
+      if (!name.starts_with(prefix)) continue;
+      long long i = 0;
+      std::size_t k = prefix.size();
+      for (; k < name.size() && name[k] >= '0' && name[k] <= '9' && i < (1LL << 40); ++k) {
+        i = i * 10 + (name[k] - '0');
+      }
+      if (k > prefix.size()) highest = std::max(highest, i);
+    }
+    BATON_CHECK(highest + 1 == c.num_layers, shape_error, "model ", src.where(),
+                ": config.json num_hidden_layers = ", c.num_layers, " but the weights hold ",
+                highest + 1, " layers (model.layers.0 .. model.layers.", highest, ")");
+  }
 
   ModelConfig config_;
   std::string source_;

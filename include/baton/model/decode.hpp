@@ -113,8 +113,17 @@ class Decoder {
   /// Rewrites this step's logits before the choice (masks, penalties). A no-op until the
   /// interceptor issue gives it device interceptors.
   void transform_logits() {}
-  /// The choice for this step: the largest logit, lowest id on a tie.
-  std::int32_t choose() const { return ops::argmax(logits_); }
+  /// The choice for this step: the largest logit, lowest id on a tie. Non-finite logits
+  /// (NaN/Inf weights, an overflow) are a numeric_error: an id chosen from them would be
+  /// nonsense printed as if it were output (baton's NaN policy, docs/security.md).
+  std::int32_t choose() const {
+    const std::int32_t id = ops::argmax(logits_);
+    BATON_CHECK(id >= 0, numeric_error, "decode step ", state_.steps, " at position ",
+                state_.position,
+                ": the logits are not finite (NaN or Inf); the model or adapter "
+                "weights hold non-finite values or the computation overflowed");
+    return id;
+  }
   /// Takes `token` as this step's output. A stop id ends the generation (not kept); reaching
   /// max_new ends it; otherwise the next forward() feeds it back.
   void accept(std::int32_t token) {

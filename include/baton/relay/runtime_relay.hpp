@@ -5,6 +5,7 @@
 ///        wiring known only then, checked when it is built. Same engine as Relay<Stages...>.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,6 +38,17 @@ inline std::vector<std::int32_t> spec_ids(const IdsOrText& v, const std::string&
   BATON_CHECK(!v.text, config_error, where,
               " is text; text needs a tokenizer (resolve the spec with resolve_text first)");
   return v.ids;
+}
+
+/// Every id a relay file gives (prefix, literal input, stop, gate) must be a token of the
+/// model: an out-of-vocabulary stop or gate id can never be chosen, so the relay would run
+/// silently without it. config_error naming the place (`where`, e.g. the stage and field).
+inline void check_vocab_ids(const std::vector<std::int32_t>& ids, int vocab_size,
+                            const std::string& where) {
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    BATON_CHECK(ids[k] >= 0 && ids[k] < vocab_size, config_error, where, "[", k, "] = ", ids[k],
+                " is outside the model's vocabulary [0, ", vocab_size, ")");
+  }
 }
 
 /// The slot size a stage needs: its literal ids, the request, the outputs it reads, and its
@@ -78,14 +90,27 @@ class HostRuntimeRelay final : public RuntimeRelay {
       const std::string where = src + ": stage '" + s.name + "'";
       BATON_CHECK(!s.system && s.examples.empty() && s.stop_text.empty(), config_error, where,
                   " has text fields (system/examples/stop_text); resolve them with a tokenizer");
+      const int vocab = model_.config().vocab_size;
+      check_vocab_ids(s.prefix, vocab, where + " prefix");
+      check_vocab_ids(s.stop, vocab, where + " stop");
       std::vector<Segment> segs;
       for (std::size_t k = 0; k < s.input.size(); ++k) {
         const SegmentSpec& g = s.input[k];
-        segs.push_back(Segment{g.kind, g.stage,
-                               spec_ids(g.literal, where + " input[" + std::to_string(k) + "]")});
+        const std::string in = where + " input[" + std::to_string(k) + "]";
+        segs.push_back(Segment{g.kind, g.stage, spec_ids(g.literal, in)});
+        check_vocab_ids(segs.back().ids, vocab, in + " ids");
       }
       Slice slice = s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config());
-      const KvShape shape{static_cast<int>(s.prefix.size()), tail_capacity_for(spec, i), 1};
+      // The worst-case slot (every read output at its max_new, the longest request) may
+      // exceed the model's context; a slot never needs more than the positions left after
+      // the prefix. A run whose input would not fit gets the stage's capacity_error.
+      const long long prefix_len = static_cast<long long>(s.prefix.size());
+      const long long room = model_.config().max_positions() - prefix_len;
+      BATON_CHECK(room > s.max_new, capacity_error, where, ": prefix of ", prefix_len,
+                  " tokens + max_new ", s.max_new, " do not fit the model's ",
+                  model_.config().max_positions(), " positions (max_position_embeddings)");
+      const int tail = static_cast<int>(std::min<long long>(tail_capacity_for(spec, i), room));
+      const KvShape shape{static_cast<int>(prefix_len), tail, 1};
       stages_.push_back(std::make_unique<StageT>(s.name, model_, std::move(slice), shape, s.prefix,
                                                  wire::DynamicInput{std::move(segs)},
                                                  StageLimits{s.max_new, s.stop}));
@@ -95,6 +120,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
     options_.max_cycles = spec.max_cycles;
     options_.loop_from = spec.loop_from;
     const auto needle = spec_ids(spec.gate.needle, src + ": gate");
+    check_vocab_ids(needle, model_.config().vocab_size, src + ": gate");
     if (spec.gate.kind == GateSpec::Kind::starts_with) options_.gate = starts_with(needle);
     if (spec.gate.kind == GateSpec::Kind::contains) options_.gate = contains(needle);
     max_request_ = spec.max_request_tokens;

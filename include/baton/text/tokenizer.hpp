@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/io/json_util.hpp"
 #include "baton/text/added_tokens.hpp"
 #include "baton/text/bpe.hpp"
 #include "baton/text/normalizer.hpp"
@@ -49,15 +50,12 @@ class Tokenizer {
  public:
   /// Reads and parses a tokenizer.json file.
   static Tokenizer from_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    BATON_CHECK(in, io_error, "cannot open tokenizer file ", path.string());
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      BATON_FAIL(format_error, path.string(), ": not valid JSON: ", e.what());
-    }
-    return from_json(j, path.string());
+    // Strict like every other JSON input: size cap, regular file, nesting limit (the
+    // pre-tokenizer/normalizer Sequences are copied recursively), duplicate keys (a second
+    // "normalizer" must not silently win), no trailing bytes.
+    const std::string source = path.string();
+    return from_json(
+        io::parse_json_strict(io::read_text_file(path, io::kMaxTokenizerBytes), source), source);
   }
 
   /// Builds a tokenizer from parsed tokenizer.json content; `source` names it in errors.
@@ -297,11 +295,15 @@ class Tokenizer {
                   ": model.vocab must be an object {token: id}");
       text::TokenIdMap vocab;
       vocab.reserve(m["vocab"].size());
+      // Ids index dense tables (id -> token), so an id is bounded by the entry count before
+      // anything is sized by it: one entry with id 2^26 must not allocate gigabytes.
+      const auto entries = static_cast<std::int64_t>(m["vocab"].size());
       for (const auto& [tok, idv] : m["vocab"].items()) {
         BATON_CHECK(idv.is_number_integer() && idv.get<std::int64_t>() >= 0 &&
-                        idv.get<std::int64_t>() < (std::int64_t{1} << 30),
-                    format_error, src, ": model.vocab[\"", tok, "\"] = ", idv.dump(),
-                    " is not a valid id");
+                        idv.get<std::int64_t>() < entries,
+                    format_error, src, ": model.vocab[\"", io::detail::excerpt(tok),
+                    "\"] = ", io::detail::show(idv), " is not a valid id (ids run from 0 to the ",
+                    entries, " entries - 1)");
         const auto id = static_cast<std::int32_t>(idv.get<std::int64_t>());
         vocab.emplace(tok, id);
         set_token(id, tok);

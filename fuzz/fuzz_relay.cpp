@@ -1,0 +1,17 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+// Relay JSON files: load_relay_spec (strict JSON, fields, wiring).
+#include <cstddef>
+#include <cstdint>
+
+#include "baton/relay/config.hpp"
+#include "fuzz_common.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const baton::fuzz::MemFile file(data, size);
+  try {
+    (void)baton::load_relay_spec(file.path());
+  } catch (const baton::error&) {
+  }
+  return 0;
+}
