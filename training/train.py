@@ -38,7 +38,8 @@ HP = dict(
     block=64,                 # pretraining block length (tokens)
     base_steps=1000, base_batch=32, base_lr=2e-3,
     lora_r=16, lora_alpha=32,
-    lora_steps={"extract": 250, "reason": 600, "verify": 600}, lora_batch=32, lora_lr=2e-3,
+    lora_steps={"extract": 250, "reason": 600, "verify": 1200}, lora_batch=32, lora_lr=2e-3,
+    verdict_weight={"verify": 8.0},
 )
 
 
@@ -107,40 +108,64 @@ def pretrain_docs(rng, train):
     return docs
 
 
+def result_of(worked_text):
+    return int(worked_text.split(" = ")[1])
+
+
+def wrong_answer(rng, a, op, b):
+    """A wrong worked answer whose result differs from the right one (verify compares results,
+    so a candidate with another route to the same number is not wrong for it)."""
+    right = P.OPS[op](a, b)
+    while True:
+        w = P.wrong_candidate(rng, a, op, b)
+        if result_of(w) != right:
+            return w
+
+
+def verify_text(own_worked, candidate_result):
+    """What the verify stage writes: its own working from the question, the candidate's result
+    beside it, and the verdict on the next line. Judging a number it has just written next to
+    the candidate's is a local comparison; judging "a op b = c" in one step was not learnable
+    for this small model (the adapter stayed at chance)."""
+    verdict = "PASS" if result_of(own_worked) == candidate_result else "FAIL"
+    return f"{own_worked} vs {candidate_result}\n{verdict}"
+
+
 def stage_examples(rng, fmt, train):
     """(ids, n_context) training sequences per stage, built exactly as baton builds them."""
     ex = {"extract": [], "reason": [], "verify": []}
     for pr in train:
         q = pr["question"]
-        ex["extract"].append(fmt.example("extract", q, pr["facts"]))
-        # reason
-        r = rng.random()
         a, op, b = pr["facts"].split(" ")
+        a, b = int(a), int(b)
+        ex["extract"].append(fmt.example("extract", q, pr["facts"]))
+        # reason: cycle 1 reads the facts; later cycles also read its own last answer and what
+        # verify wrote about it (its own working and the verdict), and must give the right one.
+        r = rng.random()
         if r < 0.45:  # cycle 1
             ex["reason"].append(fmt.example("reason", q, pr["worked"], outs={"extract": pr["facts"]}))
-        elif r < 0.8:  # cycle 2+: own wrong answer came back with FAIL
-            wrong = P.wrong_candidate(rng, int(a), op, int(b))
-            ex["reason"].append(fmt.example("reason", q, pr["worked"], outs={"extract": pr["facts"]},
-                                            feedback={"reason": wrong, "verify": "FAIL"}))
+        elif r < 0.8:  # its wrong answer came back with FAIL
+            wrong = wrong_answer(rng, a, op, b)
+            ex["reason"].append(fmt.example(
+                "reason", q, pr["worked"], outs={"extract": pr["facts"]},
+                feedback={"reason": wrong, "verify": verify_text(pr["worked"], result_of(wrong))}))
         elif r < 0.95:  # extract was wrong too: restate from the question
-            wrong = P.wrong_candidate(rng, int(a), op, int(b))
-            wrong_facts = wrong.split(" = ")[0]
-            if rng.random() < 0.5:
-                last = wrong
-            else:
-                wa, wop, wb = wrong_facts.split(" ")
-                last = P.worked(int(wa), wop, int(wb)) if P.OPS[wop](int(wa), int(wb)) >= 0 else wrong
-            ex["reason"].append(fmt.example("reason", q, pr["worked"], outs={"extract": wrong_facts},
-                                            feedback={"reason": last, "verify": "FAIL"}))
-        else:  # a right answer wrongly failed: say it again
-            ex["reason"].append(fmt.example("reason", q, pr["worked"], outs={"extract": pr["facts"]},
-                                            feedback={"reason": pr["worked"], "verify": "FAIL"}))
-        # verify: half right, half wrong
+            wrong = wrong_answer(rng, a, op, b)
+            ex["reason"].append(fmt.example(
+                "reason", q, pr["worked"], outs={"extract": wrong.split(" = ")[0]},
+                feedback={"reason": wrong, "verify": verify_text(pr["worked"], result_of(wrong))}))
+        else:  # verify miscomputed and failed a right answer: say it again
+            slip = wrong_answer(rng, a, op, b)
+            ex["reason"].append(fmt.example(
+                "reason", q, pr["worked"], outs={"extract": pr["facts"]},
+                feedback={"reason": pr["worked"], "verify": f"{slip} vs {pr['answer']}\nFAIL"}))
+        # verify: half right candidates, half wrong ones
         if rng.random() < 0.5:
-            ex["verify"].append(fmt.example("verify", q, "PASS", outs={"reason": pr["worked"]}))
+            cand = pr["worked"]
         else:
-            wrong = P.wrong_candidate(rng, int(a), op, int(b))
-            ex["verify"].append(fmt.example("verify", q, "FAIL", outs={"reason": wrong}))
+            cand = wrong_answer(rng, a, op, b)
+        ex["verify"].append(fmt.example("verify", q, verify_text(pr["worked"], result_of(cand)),
+                                        outs={"reason": cand}))
     return ex
 
 
@@ -227,6 +252,22 @@ def train_base(tok, docs, hp, seed):
     return model, nparams
 
 
+def weighted_loss(model, ids, mask, labels, last_word_weight):
+    """Cross-entropy on the target tokens, the token before the stop id weighted by
+    last_word_weight. verify's verdict is one token of about fourteen it writes; at equal
+    weight its gradient drowns in the working, which is the easy part."""
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    target = labels[:, 1:]
+    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1),
+                                           ignore_index=-100, reduction="none").view(target.shape)
+    weight = (target != -100).float()
+    if last_word_weight != 1.0:
+        lengths = mask.sum(dim=1)  # sequence i ends [..., verdict, stop]: verdict at lengths - 2
+        rows = torch.arange(ids.shape[0])
+        weight[rows, lengths - 3] *= last_word_weight  # logits at t predict token t + 1
+    return (ce * weight).sum() / weight.sum()
+
+
 def train_adapter(base, name, examples, hp, seed, pad):
     from peft import LoraConfig, get_peft_model
     torch.manual_seed(seed)
@@ -248,7 +289,7 @@ def train_adapter(base, name, examples, hp, seed, pad):
         pos += bs
         for grp in opt.param_groups:
             grp["lr"] = lr_at(step, steps, hp["lora_lr"], 30)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss = weighted_loss(model, ids, mask, labels, hp["verdict_weight"].get(name, 1.0))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -21,7 +21,12 @@
 
 namespace {
 
-std::string shown(const std::string& text) { return "\"" + text + "\""; }
+// A stage's text on one line, quoted, with its line breaks written as \n.
+std::string shown(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out + "\"";
+}
 
 int run(const std::filesystem::path& relay_json, const std::filesystem::path& questions_txt) {
   const auto t0 = std::chrono::steady_clock::now();

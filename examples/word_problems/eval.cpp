@@ -9,12 +9,14 @@
 // (training/problems.py writes it from a seed the training never saw). Figures:
 //   extract   parse rate (output is exactly "a op b") and exact match with the facts
 //   reason    accuracy alone: from the question and the correct facts, its result is right
-//   verify    accuracy on the correct worked answer (PASS) and on a wrong one (FAIL)
+//   verify    how often the relay's gate passes it on the correct worked answer, and fails it
+//             on a wrong one (one whose result differs)
 //   relay     end to end: the first cycle's result (ungated), and the result after the verify
 //             gate with up to max_cycles cycles (gated); how often the gate passed a wrong one
 #include "word_problems.hpp"
 
 #include <baton/core/error.hpp>
+#include <baton/relay/gate.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -71,8 +73,11 @@ struct Figures {
   }
 };
 
-bool starts_with(const Ids& ids, const Ids& prefix) {
-  return ids.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ids.begin());
+// The relay file's gate, as the relay applies it to the verify stage's output.
+baton::Gate gate_of(const baton::RelaySpec& spec) {
+  const auto& needle = spec.gate.needle.ids;
+  return spec.gate.kind == baton::GateSpec::Kind::contains ? baton::contains(needle)
+                                                            : baton::starts_with(needle);
 }
 
 // Every figure for one relay description (with adapters, or the base model alone).
@@ -81,7 +86,7 @@ Figures evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
   const int n_stages = static_cast<int>(spec.stages.size());
   BATON_CHECK(n_stages == 3, baton::config_error, spec.source.string(),
               ": the word-problem relay has three stages (extract, reason, verify)");
-  const Ids pass = tok.encode("PASS");
+  const baton::Gate passes = gate_of(spec);
   Figures f;
 
   // Each stage alone: a one-stage relay, pre-warmed once, fed the input the relay would give it.
@@ -107,8 +112,10 @@ Figures evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
     const Ids gold_facts = tok.encode(p.facts);
     f.reason_alone.add(word_problems::parse_result(tok.decode(run_alone(1, q, {gold_facts}))) ==
                        p.answer);
-    f.verify_correct.add(starts_with(run_alone(2, q, {gold_facts, tok.encode(p.worked)}), pass));
-    f.verify_wrong.add(!starts_with(run_alone(2, q, {gold_facts, tok.encode(p.wrong)}), pass));
+    f.verify_correct.add(passes(run_alone(2, q, {gold_facts, tok.encode(p.worked)})));
+    // A wrong candidate that reaches the right number another way is not wrong for the relay.
+    if (word_problems::parse_result(p.wrong) != p.answer)
+      f.verify_wrong.add(!passes(run_alone(2, q, {gold_facts, tok.encode(p.wrong)})));
 
     const baton::RelayResult r = full->run(q);
     f.ungated.add(word_problems::parse_result(tok.decode(r.output(1, 1))) == p.answer);

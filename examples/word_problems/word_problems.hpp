@@ -28,7 +28,7 @@ namespace word_problems {
 
 /// The bundled model's storage type and head_dim (models/word-problems/config.json).
 using Storage = baton::bf16;
-inline constexpr int kHeadDim = 64;
+inline constexpr int kHeadDim = 32;
 
 /// A relay file with its text resolved into ids, and the tokenizer that did it.
 struct RelayFile {
