@@ -20,5 +20,7 @@ cmake --preset=demo -B "$build_dir" >"$build_dir/configure.log" 2>&1 ||
 cmake --build "$build_dir" --target word_problems_demo --parallel "$baton_jobs"
 
 baton_say "the relay: extract -> reason -> verify on models/word-problems ($((SECONDS - start)) s so far)"
-"$build_dir/examples/word_problems_demo" "$@"
+# Passive OpenMP waits unless the caller chose: on a machine busy with other work, spinning
+# worker threads make each millisecond decode step take many times longer.
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$build_dir/examples/word_problems_demo" "$@"
 baton_say "scripts/demo.sh: done in $((SECONDS - start)) s"
