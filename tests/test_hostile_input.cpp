@@ -168,6 +168,12 @@ TEST_CASE("4. files must be regular files of bounded size") {
                "not a regular file");
   fs::remove(dir / "config.json");
 
+  // A FIFO where model.safetensors should be (it is mapped, not read: checked after open).
+  REQUIRE(::mkfifo((dir / "model.safetensors").c_str(), 0600) == 0);
+  EXPECT_ERROR(io_error, io::SafetensorsFile::open(dir / "model.safetensors"),
+               (dir / "model.safetensors").string(), "not a regular file");
+  EXPECT_ERROR(io_error, io::SafetensorsFile::open(dir), dir.string(), "not a regular file");
+
   // /dev/zero never ends.
   EXPECT_ERROR(io_error, io::read_text_file("/dev/zero"), "/dev/zero", "not a regular file");
   EXPECT_ERROR(io_error, Tokenizer::from_file("/dev/zero"), "/dev/zero", "not a regular file");

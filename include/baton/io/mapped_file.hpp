@@ -40,7 +40,9 @@ class MappedFile {
   static MappedFile open(const std::filesystem::path& path) {
     MappedFile m;
     m.path_ = path;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise block until a writer appears,
+    // before fstat could tell that it is not a regular file. No effect on regular files.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail_errno("cannot open ", path);
     // Closes the descriptor on every exit; the mapping stays valid without it.
     struct FdCloser {
