@@ -84,12 +84,12 @@ def main():
         exact_facts += ext.strip() == r["facts"]
         ok1 = reasons[0] == r["worked"]
         reason1 += ok1
-        verify_agree += verdicts[0].startswith("PASS") == ok1
+        verify_agree += ("PASS" in verdicts[0]) == ok1  # the gate: output contains PASS
         okf = reasons[-1] == r["worked"]
         final += okf
         passed += res["verdict"] == "pass"
         cycles_hist[res["cycles"]] = cycles_hist.get(res["cycles"], 0) + 1
-        if not ok1 and okf and res["verdict"] == "pass" and verdicts[0].startswith("FAIL"):
+        if not ok1 and okf and res["verdict"] == "pass" and "PASS" not in verdicts[0]:
             corrections.append((r["question"], reasons))
         if not okf:
             failures.append((r["question"], ext, reasons, verdicts))
@@ -118,9 +118,9 @@ def main():
                     res = run_relay(args.baton, verify_only_config(args.model, cand, tmp), r["question"])
                     got = res["stages"][-1]["text"].strip()
                     if want == "PASS":
-                        right_pass += got.startswith("PASS")
+                        right_pass += "PASS" in got
                     else:
-                        wrong_fail += got.startswith("FAIL")
+                        wrong_fail += "PASS" not in got
         m = len(allv)
         print(f"verify alone: right->PASS {100.0 * right_pass / m:.1f}%   wrong->FAIL {100.0 * wrong_fail / m:.1f}%"
               f"   balanced accuracy {50.0 * (right_pass + wrong_fail) / m:.1f}% ({m} + {m})")
