@@ -35,7 +35,9 @@ int run(const std::filesystem::path& relay_json, const std::filesystem::path& qu
   const auto t1 = std::chrono::steady_clock::now();
   relay->prewarm();
   const auto t2 = std::chrono::steady_clock::now();
-  const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  const auto ms = [](auto a, auto b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
   std::printf("model %s: loaded in %.1f ms; %zu stage prefixes pre-warmed once in %.1f ms\n",
               file.spec.model.string().c_str(), ms(t0, t1), file.spec.stages.size(), ms(t1, t2));
 
@@ -55,9 +57,8 @@ int run(const std::filesystem::path& relay_json, const std::filesystem::path& qu
       std::printf("  [cycle %d] %-8s %-24s %6.2f ms\n", s.cycle, s.name.c_str(),
                   shown(file.tok.decode(s.ids)).c_str(), s.ms);
     const std::string answer = file.tok.decode(r.output(1));
-    std::printf("  => %s after %d cycle%s: %s  (%.2f ms in all)\n",
-                r.passed() ? "PASS" : "no pass", r.cycles, r.cycles == 1 ? "" : "s",
-                answer.c_str(), r.total_ms);
+    std::printf("  => %s after %d cycle%s: %s  (%.2f ms in all)\n", r.passed() ? "PASS" : "no pass",
+                r.cycles, r.cycles == 1 ? "" : "s", answer.c_str(), r.total_ms);
     passed += r.passed();
   }
   std::printf("\n%d questions, the gate passed %d\n", asked, passed);

@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -64,11 +63,17 @@ struct Figures {
   double mean_cycles = 0;
 
   nlohmann::json json() const {
-    const auto r = [](const Rate& x) { return nlohmann::json{{"rate", x.value()}, {"hits", x.hits}, {"n", x.total}}; };
-    return {{"extract_parse", r(extract_parse)},   {"extract_exact", r(extract_exact)},
-            {"reason_alone", r(reason_alone)},     {"verify_on_correct", r(verify_correct)},
-            {"verify_on_wrong", r(verify_wrong)},  {"relay_ungated", r(ungated)},
-            {"relay_gated", r(gated)},             {"gate_passed_wrong", r(gate_passed_wrong)},
+    const auto r = [](const Rate& x) {
+      return nlohmann::json{{"rate", x.value()}, {"hits", x.hits}, {"n", x.total}};
+    };
+    return {{"extract_parse", r(extract_parse)},
+            {"extract_exact", r(extract_exact)},
+            {"reason_alone", r(reason_alone)},
+            {"verify_on_correct", r(verify_correct)},
+            {"verify_on_wrong", r(verify_wrong)},
+            {"relay_ungated", r(ungated)},
+            {"relay_gated", r(gated)},
+            {"gate_passed_wrong", r(gate_passed_wrong)},
             {"mean_cycles", mean_cycles}};
   }
 };
@@ -77,7 +82,7 @@ struct Figures {
 baton::Gate gate_of(const baton::RelaySpec& spec) {
   const auto& needle = spec.gate.needle.ids;
   return spec.gate.kind == baton::GateSpec::Kind::contains ? baton::contains(needle)
-                                                            : baton::starts_with(needle);
+                                                           : baton::starts_with(needle);
 }
 
 // Every figure for one relay description (with adapters, or the base model alone).
@@ -153,10 +158,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--relay" && has_value) relay_json = argv[++i];
-    else if (a == "--limit" && has_value) limit = std::stoi(argv[++i]);
-    else if (a == "--json" && has_value) json_out = argv[++i];
-    else if (!a.starts_with("--") && heldout.empty()) heldout = a;
+    if (a == "--relay" && has_value)
+      relay_json = argv[++i];
+    else if (a == "--limit" && has_value)
+      limit = std::stoi(argv[++i]);
+    else if (a == "--json" && has_value)
+      json_out = argv[++i];
+    else if (!a.starts_with("--") && heldout.empty())
+      heldout = a;
     else {
       std::cerr << "usage: word_problems_eval [--relay RELAY_JSON] [--limit N] [--json OUT] "
                    "HELDOUT.jsonl\n";

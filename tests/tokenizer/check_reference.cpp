@@ -7,10 +7,10 @@
 // "fail: REASON" (exit 1). An absent TOKENIZER.json (the shared tokenizer folder is not there)
 // is also a skip.
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
     // The fixture did not run (ctest -FS?): a skip, except under CI where nothing may skip.
     const char* ci = std::getenv("CI");
     const bool on_ci = ci != nullptr && std::string(ci) == "true";
-    std::cout << (on_ci ? "FAILED" : "skipped")
-              << ": reference setup did not run (no status file " << argv[1] << ")\n";
+    std::cout << (on_ci ? "FAILED" : "skipped") << ": reference setup did not run (no status file "
+              << argv[1] << ")\n";
     return on_ci ? 1 : 77;
   }
   if (status.rfind("fail:", 0) == 0) {
