@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,10 @@ struct GoldenOutcome {
   std::vector<float> first_logits;
 };
 
+/// Host logits as a vector; the CUDA backend's overload (model/cuda_forward.cuh) is found
+/// by argument-dependent lookup.
+inline std::vector<float> download_logits(std::span<const float> l) { return {l.begin(), l.end()}; }
+
 /// One golden run on backend B: the prompt's last logits, then 16 greedy tokens on a fresh cache.
 template <Backend B, StorageType S, int D>
 GoldenOutcome run_golden(const std::filesystem::path& model_dir,
@@ -44,7 +50,7 @@ GoldenOutcome run_golden(const std::filesystem::path& model_dir,
   GoldenOutcome out;
   const auto logits = forward(model, ws, slice, cache, KvTarget::in_slot(0), 0,
                               std::span<const std::int32_t>(prompt), Logits::last);
-  out.first_logits.assign(logits.begin(), logits.end());
+  out.first_logits = download_logits(logits);
   // Fresh cache for the decode itself, through the public greedy loop (no stop ids: the
   // golden runs never stop at EOS).
   cache.reset_prefix();
@@ -53,6 +59,13 @@ GoldenOutcome run_golden(const std::filesystem::path& model_dir,
                              std::span<const std::int32_t>(prompt), DecodeOptions{n_generate, {}})
                    .ids;
   return out;
+}
+
+/// `compiled`, unless the environment variable `name` is set (a prepared GPU-check folder
+/// carries the fixtures somewhere else than the build tree).
+inline std::string from_env_or(const char* name, const char* compiled) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : std::string(compiled);
 }
 
 /// Every run of golden.json on backend B: tokens exact, first logits within the file's
