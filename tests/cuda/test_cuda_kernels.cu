@@ -204,7 +204,8 @@ TEST_CASE("CUDA forward: f16 storage against the host grid; one host wait per de
   using L = layout::HeadMajor<f16, 8>;
   KvBuffer<L, host_grid> grid_cache(grid_model.config(), {0, 64, 1});
   KvBuffer<L, baton::cuda> cache(model.config(), {0, 64, 1});
-  for (auto* c : {&grid_cache}) c->reset_prefix(), c->freeze_prefix();
+  grid_cache.reset_prefix();
+  grid_cache.freeze_prefix();
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host_grid> gws;
