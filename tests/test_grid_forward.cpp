@@ -3,7 +3,8 @@
 // The CUDA backend's forward composition (model/grid_ops.hpp: the phased kernels, their launch
 // shapes, strides and scratch) run on the host grid against llama.cpp's golden outputs —
 // every golden model and adapter, tokens exact, first logits within golden.json's 1e-3 — and
-// against the host backend with a pre-warmed prefix, so attention reads prefix and tail.
+// against the host backend with a pre-warmed prefix, so attention reads prefix and tail; and
+// tiny Qwen3 (per-head q/k norm), llama3-scaled and f16 models against the naive reference.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,9 +14,14 @@
 
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "baton/model/family/qwen3.hpp"
 #include "baton/model/host_forward.hpp"
 #include "baton/model/host_grid_forward.hpp"
+#include "reference/naive_model.hpp"
 #include "support/golden_runs.hpp"
+#include "support/host_model.hpp"
+#include "support/reference_check.hpp"
+#include "support/tiny_model.hpp"
 
 using namespace baton;
 
@@ -77,4 +83,37 @@ TEST_CASE("host grid: a pre-warmed prefix, then a slot, matches the host backend
   // room for that while a wrong position, mask or split moves logits by O(0.1)).
   CHECK(worst <= 1e-4);
   CHECK(grid_tokens == host_tokens);
+}
+
+TEST_CASE("host grid: tiny Qwen3, llama3-scaled and f16 models against the naive reference") {
+  // test_model's and test_family's tolerance (f32 rounding over two layers); these models
+  // cover what the golden ones do not: Qwen3's per-head q/k norm in the schedule, llama3
+  // RoPE scaling, head_dim 16 with GQA 4/2 and f16 weights.
+  constexpr double kTol = 2e-4;
+  using test::TinySpec;
+  TinySpec q3;
+  q3.arch = Architecture::qwen3;
+  q3.head_dim = 16;
+  q3.rope_theta = 1000000.0;
+  q3.seed = 31;
+  const test::TinyModel qwen3 = test::make_tiny_model(q3);
+  const test::TinyAdapter all = test::make_tiny_adapter(
+      qwen3.cfg,
+      {.r = 8,
+       .alpha = 4,
+       .rslora = true,
+       .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
+       .seed = 9});
+  using Head16 = KvBuffer<layout::HeadMajor<f32, 16>, host_grid>;
+  MESSAGE(
+      "qwen3 + rsLoRA: max |logit - naive| = "
+      << test::check_against_reference<Head16, f32, family::Qwen3>(qwen3, &all, "grid_q3", kTol));
+  TinySpec l3;
+  l3.arch = Architecture::llama;
+  l3.rope_scaling = {RopeScaling::Type::llama3, 8.0, 1.0, 4.0, 16};
+  l3.dtype = "F16";
+  l3.seed = 5;
+  using Head8 = KvBuffer<layout::HeadMajor<f32, 8>, host_grid>;
+  MESSAGE("llama3-scaled f16: max |logit - naive| = " << test::check_against_reference<Head8, f16>(
+              test::make_tiny_model(l3), nullptr, "grid_llama3_f16", kTol));
 }
