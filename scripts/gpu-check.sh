@@ -2,13 +2,16 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
 # The GPU check, in two halves:
-#   scripts/gpu-check.sh prepare [OUT]   (here, and in every CI run) builds the CUDA test
-#       program for sm_90 into OUT (default build/gpu-check-bundle): the binary (needs only
-#       the CUDA 13 runtime and cuBLAS), the golden fixtures it compares with, and run.sh.
-#       Prints the command to run on the GPU machine. Fails if the folder passes 30 MiB.
+#   scripts/gpu-check.sh prepare [OUT]   (here, and in every CI run) builds for sm_90 into OUT
+#       (default build/gpu-check-bundle) the CUDA test program, `baton-cuda generate` (the CLI
+#       on the CUDA backend) and the CUDA decode benchmark — binaries that need only the
+#       CUDA 13 runtime and cuBLAS — with the golden fixtures they are compared with,
+#       hf_compare.py and run.sh. Prints the command to run on the GPU machine. Fails if the
+#       folder passes 30 MiB.
 #   OUT/run.sh                           (on the GPU machine, from that folder) runs every
-#       CUDA test, compute-sanitizer memcheck and racecheck on the smallest test shapes, and
-#       writes summary.txt. A step that cannot start (no device, unsupported architecture, a
+#       CUDA test, compute-sanitizer memcheck and racecheck on the smallest test shapes, the
+#       comparison with transformers + peft (where that machine's python has them) and the
+#       decode benchmark, and writes summary.txt. A step that cannot start (no device, unsupported architecture, a
 #       library that fails to load, a missing tool) is NOT RUN, never passed. <= 3 minutes.
 # BATON_BUILD_DIR picks the build folder (default build/gpu-check; an already configured one,
 # such as CI's build/cuda, is reused as it is).
@@ -29,11 +32,13 @@ prepare() {
     baton_say "configure ($build_dir, sm_90)"
     mapfile -t args < <(baton_configure_args cuda "$build_dir")
     command -v ninja >/dev/null 2>&1 || args+=(-G "Unix Makefiles")
-    cmake "${args[@]}" -DCMAKE_CUDA_ARCHITECTURES=90 -DBATON_BUILD_TOOLS=OFF \
-      -DBATON_BUILD_EXAMPLES=OFF -DBATON_BUILD_BENCHMARKS=OFF -DBATON_CHECK_HEADERS=OFF
+    cmake "${args[@]}" -DCMAKE_CUDA_ARCHITECTURES=90 -DBATON_BUILD_EXAMPLES=OFF \
+      -DBATON_CHECK_HEADERS=OFF
   fi
-  baton_say "build test_cuda_device ($baton_jobs jobs)"
-  cmake --build "$build_dir" --target test_cuda_device --parallel "$baton_jobs"
+  local programs=(tests/cuda/test_cuda_device tools/baton-cuda benchmarks/cuda_decode_bench)
+  baton_say "build ${programs[*]##*/} ($baton_jobs jobs)"
+  cmake --build "$build_dir" --target test_cuda_device baton_cuda_cli cuda_decode_bench \
+    --parallel "$baton_jobs"
 
   # The device code must be there for the H200 (sm_90), whatever the build folder was set to.
   # (from the compile commands: the toolkit here has no cuobjdump to read the binary).
@@ -42,23 +47,27 @@ prepare() {
     { echo "gpu-check prepare: $build_dir built no sm_90 code (CMAKE_CUDA_ARCHITECTURES)" >&2; exit 1; }
   rm -rf "$out"
   mkdir -p "$out/golden"
-  cp "$build_dir/tests/cuda/test_cuda_device" "$out/"
+  local p
+  for p in "${programs[@]}"; do cp "$build_dir/$p" "$out/"; done
+  cp tests/reference/hf_compare.py "$out/"
   python3 tests/golden/verify_fixtures.py tests/golden/golden.json "$out/golden" >/dev/null
   cp tests/golden/golden.json "$out/golden.json"
   cp scripts/gpu-check-run.sh "$out/run.sh"
   chmod +x "$out/run.sh"
   git describe --always --dirty --abbrev=40 > "$out/COMMIT" 2>/dev/null || echo unknown > "$out/COMMIT"
 
-  # What the binary links against directly, beyond the C library: CUDA's runtime and cuBLAS
+  # What each binary links against directly, beyond the C library: CUDA's runtime and cuBLAS
   # only (cuBLAS brings its own dependencies, which any CUDA installation has).
   local extra
-  extra=$(readelf -d "$out/test_cuda_device" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
-          grep -vE '^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64)\.so|^lib(cudart|cublas|cublasLt)\.so' || true)
-  if [ -n "$extra" ]; then
-    echo "gpu-check prepare: test_cuda_device needs more than the CUDA runtime and cuBLAS:" >&2
-    echo "$extra" >&2
-    exit 1
-  fi
+  for p in "${programs[@]}"; do
+    extra=$(readelf -d "$out/${p##*/}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+            grep -vE '^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64)\.so|^lib(cudart|cublas|cublasLt)\.so' || true)
+    if [ -n "$extra" ]; then
+      echo "gpu-check prepare: ${p##*/} needs more than the CUDA runtime and cuBLAS:" >&2
+      echo "$extra" >&2
+      exit 1
+    fi
+  done
   local kib
   kib=$(du -sk "$out" | cut -f1)
   if [ "$kib" -gt $((30 * 1024)) ]; then
