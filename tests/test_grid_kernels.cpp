@@ -453,4 +453,8 @@ TEST_CASE("the host grid refuses a block size the kernel is not written for") {
   std::vector<float> row(4);
   std::int32_t id = 0;
   CHECK_THROWS_AS(run_on_host_grid<K>({1, 1, 128}, {row.data(), 4, 4, &id}), usage_error);
+  // A grid CUDA would not launch (grid_y past 65535: a LoRA expand of 70000 tokens) fails on
+  // the host grid as it would on the device, before anything runs.
+  using KE = kernels::LoraExpandKernel;
+  CHECK_THROWS_AS(run_on_host_grid<KE>(KE::config(70000, 16), {}), usage_error);
 }

@@ -203,8 +203,17 @@ class CudaContext {
   /// cuBLAS's own recommendation for Hopper-class GPUs.
   static constexpr std::size_t kBlasWorkspaceBytes = 32u << 20;
 
-  CudaContext() {
-    BATON_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  /// Which stream a context runs on.
+  enum class Stream {
+    own,            ///< a new non-blocking stream: relays on different contexts overlap
+    legacy_default  ///< the legacy default stream, which orders with every other user of it
+  };
+
+  explicit CudaContext(Stream kind = Stream::own) {
+    if (kind == Stream::own) {
+      BATON_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      owns_stream_ = true;
+    }
     try {
       BATON_CUBLAS_CHECK(cublasCreate(&blas_));
       BATON_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
@@ -220,6 +229,7 @@ class CudaContext {
   }
   CudaContext(CudaContext&& o) noexcept
       : stream_(std::exchange(o.stream_, nullptr)),
+        owns_stream_(std::exchange(o.owns_stream_, false)),
         blas_(std::exchange(o.blas_, nullptr)),
         blas_workspace_(std::move(o.blas_workspace_)),
         host_waits_(std::exchange(o.host_waits_, 0)) {}
@@ -227,6 +237,7 @@ class CudaContext {
     if (this != &o) {
       release();
       stream_ = std::exchange(o.stream_, nullptr);
+      owns_stream_ = std::exchange(o.owns_stream_, false);
       blas_ = std::exchange(o.blas_, nullptr);
       blas_workspace_ = std::move(o.blas_workspace_);
       host_waits_ = std::exchange(o.host_waits_, 0);
@@ -254,25 +265,30 @@ class CudaContext {
  private:
   void release() noexcept {
     if (blas_) (void)cublasDestroy(blas_);
-    if (stream_) (void)cudaStreamDestroy(stream_);
+    if (owns_stream_) (void)cudaStreamDestroy(stream_);
     blas_ = nullptr;
     stream_ = nullptr;
+    owns_stream_ = false;
   }
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;  ///< null: the legacy default stream
+  bool owns_stream_ = false;
   cublasHandle_t blas_ = nullptr;
   DeviceBuffer<std::byte> blas_workspace_;
   long host_waits_ = 0;
 };
 
-/// What a Workspace<cuda> keeps beside the activations: the context its forwards run on
-/// (bind() one per relay; a workspace that was never bound creates its own on first use)
-/// and the phased kernels' scratch.
+/// What a Workspace<cuda> keeps beside the activations: the context its forwards run on and
+/// the phased kernels' scratch. bind() one context per relay to every workspace of that relay:
+/// their work is then ordered on one stream. A workspace never bound gets a context on the
+/// legacy default stream on first use, so unbound workspaces are ordered with each other too
+/// (a prefix pre-warmed through one is complete before another reads it), at the price of not
+/// overlapping.
 class CudaWorkspaceExtras {
  public:
   void bind(CudaContext& ctx) noexcept { ctx_ = &ctx; }
   CudaContext& context() {
     if (!ctx_) {
-      owned_ = std::make_unique<CudaContext>();
+      owned_ = std::make_unique<CudaContext>(CudaContext::Stream::legacy_default);
       ctx_ = owned_.get();
     }
     return *ctx_;

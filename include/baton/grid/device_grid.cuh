@@ -39,8 +39,7 @@ __global__ void __launch_bounds__(K::kThreads) phased_kernel(const typename K::A
 /// the kernel surface at the next wait.
 template <PhasedKernel K>
 void launch_on_device(const LaunchConfig& cfg, const typename K::Args& args, cudaStream_t stream) {
-  BATON_CHECK(cfg.block == K::kThreads, usage_error, "launch with ", cfg.block,
-              " threads per block, but the kernel is written for ", K::kThreads);
+  check_launch(cfg, K::kThreads);
   detail::phased_kernel<K><<<dim3(cfg.grid_x, cfg.grid_y), K::kThreads, 0, stream>>>(args);
   BATON_CUDA_CHECK(cudaGetLastError());
 }

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "baton/core/error.hpp"
 #include "baton/core/macros.hpp"
 
 namespace baton::grid {
@@ -54,11 +55,25 @@ struct ThreadIndex {
   BATON_HD unsigned lane() const { return thread % kWarpSize; }
 };
 
+/// The largest grid_y CUDA launches (grid_x may go to 2^31 - 1).
+inline constexpr unsigned kMaxGridY = 65535;
+
 /// Blocks of `threads` covering `n` items, at least 1 and at most `cap` (grid-stride loops
 /// cover the rest).
 constexpr unsigned blocks_for(std::size_t n, unsigned threads, unsigned cap = 65535) {
   const std::size_t b = (n + threads - 1) / threads;
   return b == 0 ? 1u : (b > cap ? cap : static_cast<unsigned>(b));
+}
+
+/// Throws usage_error unless `cfg` is a launch a GPU accepts for kernel threads `threads`
+/// (both runners check it, so a shape the device would refuse fails on the host grid too).
+inline void check_launch(const LaunchConfig& cfg, unsigned threads) {
+  BATON_CHECK(cfg.block == threads, usage_error, "launch with ", cfg.block,
+              " threads per block, but the kernel is written for ", threads);
+  BATON_CHECK(
+      cfg.grid_x >= 1 && cfg.grid_x <= 0x7fffffffu && cfg.grid_y >= 1 && cfg.grid_y <= kMaxGridY,
+      usage_error, "launch grid ", cfg.grid_x, " x ", cfg.grid_y,
+      " is outside what CUDA launches (x in [1, 2^31 - 1], y in [1, ", kMaxGridY, "])");
 }
 
 /// See the file comment.

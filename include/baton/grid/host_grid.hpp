@@ -41,13 +41,10 @@ void run_block(std::integer_sequence<int, P...>, ThreadIndex at, typename K::Sha
 
 }  // namespace detail
 
-/// Runs `K` over `cfg` on the host. usage_error when the block size is not the kernel's.
+/// Runs `K` over `cfg` on the host. usage_error for a launch a GPU would refuse (check_launch).
 template <PhasedKernel K>
 void run_on_host_grid(const LaunchConfig& cfg, const typename K::Args& args) {
-  BATON_CHECK(cfg.block == K::kThreads, usage_error, "host grid: launch with ", cfg.block,
-              " threads per block, but the kernel is written for ", K::kThreads);
-  BATON_CHECK(cfg.grid_x >= 1 && cfg.grid_y >= 1, usage_error, "host grid: empty grid (",
-              cfg.grid_x, " x ", cfg.grid_y, ")");
+  check_launch(cfg, K::kThreads);
   typename K::Shared shared;
   std::vector<typename K::Regs> regs(K::kThreads);
   for (unsigned by = 0; by < cfg.grid_y; ++by) {

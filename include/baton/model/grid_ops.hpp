@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "baton/backend/backend.hpp"
+#include "baton/core/error.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/grid/forward_scratch.hpp"
 #include "baton/io/lora_target.hpp"
@@ -84,6 +85,11 @@ class GridForwardOps {
         n_(static_cast<int>(tokens.size())),
         rows_(logit_rows),
         splits_(kernels::attention_splits(cache.capacity(target))) {
+    // Checked before anything is queued: a launch refused half-way would leave some layers'
+    // K/V written (the cache position would not move, but the prefix could be torn).
+    BATON_CHECK(n_ <= static_cast<int>(grid::kMaxGridY), capacity_error, "forward of ", n_,
+                " tokens: the CUDA kernels take at most ", grid::kMaxGridY,
+                " tokens per forward (split the prefill)");
     ws.ensure(c_, n_, rows_);
     const auto z = [](long v) { return static_cast<std::size_t>(v); };
     s_.grow(s_.desc, 1);
