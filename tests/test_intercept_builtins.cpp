@@ -147,6 +147,11 @@ TEST_CASE("stop sequences are matched on decoded bytes, however they were tokeni
       expected = static_cast<int>(k);
   REQUIRE(expected > 0);
   CHECK(stop_index(ids) == expected);
+  // A stop that ends inside a token ("th" in " the") is found at that token.
+  const StopSequences<host> inner(table, {"th"});
+  auto si = inner.initial_state({});
+  CHECK(StopSequences<host>::advance(inner.params(), si, a) == StepAction::go_on);
+  CHECK(StopSequences<host>::advance(inner.params(), si, the) == StepAction::stop);
   // " the" is one merged token; "the end" starts inside it and ends three tokens later.
   CHECK(stop_index({a, the, id_of(" "), id_of("e"), id_of("n"), id_of("d"), a}) == 5);
   // Stops given as ids match the same bytes.

@@ -185,6 +185,7 @@ TEST_CASE("a relay from JSON with interceptors: masks, stops on text, traces") {
   CHECK(r.runs[1].stopped);
   CHECK(r.runs[1].stopped_by == "baton.stop_sequences");
   CHECK(r.runs[1].trace.size() == stop_len);
+  CHECK(r.host_waits() == static_cast<int>(6 + stop_len));  // both stages trace every step
 
   // A stage with no interceptors costs no host waits.
   json plain = j;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -67,23 +68,24 @@ class TraceRecorder {
   }
 };
 
+namespace detail {
+template <std::size_t K, class Tuple>
+std::vector<TraceRow>* trace_rows_from(Tuple& states) {
+  if constexpr (K == std::tuple_size_v<Tuple>) {
+    return nullptr;
+  } else if constexpr (std::is_same_v<std::tuple_element_t<K, Tuple>, TraceRecorder::state_type>) {
+    return &std::get<K>(states).rows;
+  } else {
+    return trace_rows_from<K + 1>(states);
+  }
+}
+}  // namespace detail
+
 /// The rows of the first trace recorder among a chain's host states (Chain::host_state), or
 /// nullptr when it has none.
 template <class... States>
 std::vector<TraceRow>* trace_rows(std::tuple<States...>& states) {
-  std::vector<TraceRow>* rows = nullptr;
-  std::apply(
-      [&](auto&... s) {
-        const auto visit = [&](auto& one) {
-          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(one)>,
-                                       TraceRecorder::state_type>) {
-            if (!rows) rows = &one.rows;
-          }
-        };
-        (visit(s), ...);
-      },
-      states);
-  return rows;
+  return detail::trace_rows_from<0>(states);
 }
 
 }  // namespace baton

@@ -62,6 +62,13 @@ struct RelayResult {
       if (r.stage == stage && r.cycle == cycle) return r.ids;
     BATON_FAIL(usage_error, "RelayResult: stage ", stage, " did not run in cycle ", cycle);
   }
+  /// Steps at which host interceptors ran, over every stage run (on a device backend, each is
+  /// one host wait).
+  int host_waits() const {
+    int n = 0;
+    for (const StageRun& r : runs) n += r.host_waits;
+    return n;
+  }
   /// Total wall time of `stage` over all cycles.
   double stage_ms(int stage) const {
     double t = 0;
