@@ -4,6 +4,9 @@
 // step on the host backend, a host interceptor's three hooks run in the stated order, chains
 // derive their capabilities, and states live per request and branch. Outputs are checked
 // against constrained greedy decoding on the naive f64 reference.
+//
+// Mutation check (2026-12-01): the Decoder's device transform loop disabled -> the device and
+// the device-then-host cases fail.
 #include <doctest/doctest.h>
 
 #include "support/intercept_fixture.hpp"

@@ -5,6 +5,10 @@
 // shown to catch the bug it exists for: an interceptor that keeps its state in a static makes
 // the interleaved runs differ (the mutant is a test-only type). And exceptions thrown from a
 // hook leave the stage, its cache and other requests' sessions usable and exact.
+//
+// Mutation check (2026-12-01): BranchState::device_on_host() returning one function-local
+// static instead of the branch's own state -> the gate, the reference, the mutant-alone and
+// the other-session checks fail (and test_intercept_contract's fresh-branch check).
 #include <doctest/doctest.h>
 
 #include "baton/intercept/builtins.hpp"

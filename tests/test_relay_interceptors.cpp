@@ -3,6 +3,9 @@
 // Interceptors in relay files: parsing with errors that name file and field, the run-time
 // negotiation (an exact stage, a graph-captured loop) naming stage and interceptor, and a
 // relay built from JSON whose stages mask, stop on text and trace, against the reference.
+//
+// Mutation check (2026-12-01): check_card without the exact rule -> the run-time negotiation
+// case fails (no error).
 #include <doctest/doctest.h>
 
 #include <fstream>

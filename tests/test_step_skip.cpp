@@ -9,6 +9,9 @@
 // a batched catch-up forward sums in another order than single-token forwards, so a near-tie
 // could flip; the smallest top-2 margin is stated, and the float logits of the two runs are
 // compared at those steps.
+//
+// Mutation check (2026-12-01): Decoder::forward feeding only the last pending token instead of
+// all of them -> the skipped run's ids differ from the unskipped run for all three adapters.
 #include <doctest/doctest.h>
 
 #include <cmath>
