@@ -147,7 +147,7 @@ inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::str
       "one of {\"stop_sequences\": [...]}, {\"allow_tokens\": [...]}, {\"deny_tokens\": "
       "[...]}, {\"trace\": true}, {\"step_skip\": true}";
   BATON_CHECK(g.is_object() && g.size() == 1, config_error, where, " must be ", kinds, "; got ",
-              g.dump());
+              io::detail::show(g));
   const std::string key = g.begin().key();
   const nlohmann::json& val = g.begin().value();
   const std::string field = where + "." + key;
@@ -160,7 +160,7 @@ inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::str
     for (std::size_t k = 0; k < val.size(); ++k) {
       const std::string ew = field + "[" + std::to_string(k) + "]";
       BATON_CHECK(val[k].is_string() || val[k].is_array(), config_error, ew, " holds ",
-                  val[k].dump(), ", not a string or an array of token ids");
+                  io::detail::show(val[k]), ", not a string or an array of token ids");
       spec.stops.push_back(json_ids_or_text(val[k], ew));
       BATON_CHECK(spec.stops.back().text ? !spec.stops.back().text->empty()
                                          : !spec.stops.back().ids.empty(),
