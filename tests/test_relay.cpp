@@ -181,20 +181,22 @@ TEST_CASE("capacity: a prefix that does not fit, and an append past the slot") {
 namespace {
 /// A user hook that throws at a chosen step of a chosen request (counted in the session state).
 struct ThrowAtStep {
+  static constexpr std::string_view plugin_id = "test.throw_at_step";
   static constexpr bool distribution_altering = false;
   static constexpr bool graph_safe = false;
   struct state_type {
     int steps = 0;
   };
   int* arm;  // when *arm > 0, throw at that step, then disarm
-  std::optional<std::int32_t> before_step(state_type& s, const StepView&) const {
+  state_type initial_state(const BranchInfo&) const { return {}; }
+  std::optional<std::int32_t> before_step(state_type& s, const StepPlan&) const {
     if (*arm > 0 && ++s.steps == *arm) {
       *arm = 0;
       throw usage_error("hook failure");
     }
     return std::nullopt;
   }
-  void after_step(state_type&, const StepView&, std::int32_t) const {}
+  StepAction after_step(state_type&, const StepOutcome&) const { return StepAction::go_on; }
 };
 }  // namespace
 
@@ -203,9 +205,9 @@ TEST_CASE("failure safety: a stage failing mid-request leaves the next request e
   int arm = 0;
   auto extract = make_stage<RCache>("extract", *f.model, f.slice(0), kShape, kPrefixA,
                                     input(request), {.max_new = 6});
-  Stage<RModel, RSlice, RCache, Input<Request, Out<0>>, ThrowAtStep> reason(
+  Stage<RModel, RSlice, RCache, Input<Request, Out<0>>, Chain<ThrowAtStep>> reason(
       "reason", *f.model, f.slice(1), kShape, kPrefixB, input(request, out<0>), {.max_new = 8},
-      ThrowAtStep{&arm});
+      Chain{ThrowAtStep{&arm}});
   Relay relay{extract, reason};
   relay.prewarm();
   const RelayResult clean = relay.run(kRequest);

@@ -2,12 +2,12 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The decode loop: prefill a prompt, then one step per generated token —
-///        forward → logits transform → choose → after-step → accept.
+///        before-step → forward → logits transform → choose → after-step → accept.
 ///
 /// `Decoder` owns the loop's state (DecodeState: plain data that a device-resident loop can
 /// keep in backend memory) and the step as separate operations; `run()` drives them with
-/// hooks (DecodeHooks). `greedy_decode`, a relay Stage and `baton generate` all run this one
-/// loop: they differ only in the hooks they pass.
+/// an interceptor chain (intercept/chain.hpp). `greedy_decode`, a relay Stage and
+/// `baton generate` all run this one loop: they differ only in the chain and hooks they pass.
 #pragma once
 
 #include <algorithm>
@@ -15,9 +15,12 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "baton/intercept/branch_state.hpp"
+#include "baton/intercept/chain.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/forward.hpp"
 
@@ -29,11 +32,18 @@ struct DecodeOptions {
   std::vector<std::int32_t> stop_ids;  ///< generation ends when one of these is chosen
 };
 
-/// What a generation produced. A stop token ends the generation and is not part of `ids`.
+/// What a generation produced. A stop id ends the generation and is not part of `ids`; a stop
+/// an interceptor asks for ends it after the token it saw, which is kept.
 struct DecodeResult {
   std::vector<std::int32_t> ids;
-  bool stopped = false;       ///< ended on a stop id (else max_new was reached)
-  std::int32_t stop_id = -1;  ///< the stop id chosen, when stopped
+  bool stopped = false;         ///< ended on a stop id or an interceptor's stop (else max_new)
+  std::int32_t stop_id = -1;    ///< the stop id chosen, when a stop id ended it
+  std::string_view stopped_by;  ///< plugin_id of the interceptor that asked to stop, if one did
+  int forwards = 0;             ///< model forwards run (the prefill included)
+  int skipped = 0;              ///< steps whose token was supplied, so no forward ran for them
+  /// Steps at which host interceptors ran. On a device backend each is one wait of the host
+  /// for the device; on the host backend it costs nothing extra and is counted the same.
+  int host_waits = 0;
 };
 
 /// Former names, from when the loop was only greedy.
@@ -44,16 +54,20 @@ using GreedyResult [[deprecated("use DecodeResult")]] = DecodeResult;
 /// backend memory and the host need not read it every step.
 struct DecodeState {
   std::int32_t position = 0;     ///< next KV write position
-  std::int32_t last_token = -1;  ///< the last accepted token
+  std::int32_t origin = 0;       ///< position of the first generated token
+  std::int32_t last_token = -1;  ///< the last accepted token (the prompt's last before any)
   std::int32_t steps = 0;        ///< tokens accepted (generated) so far
-  std::int32_t done = 1;         ///< nonzero once a stop id was chosen or max_new reached
-  std::int32_t pending = 0;      ///< nonzero while last_token still needs its forward
+  std::int32_t done = 1;         ///< nonzero once a stop was reached or max_new
+  std::int32_t pending = 0;      ///< accepted tokens whose forward has not run yet (the last
+                                 ///< `pending` ids): 1 after a chosen token, more after skips
 };
 
-/// Hooks a run of the loop calls at every step; all optional (see NoDecodeHooks).
+/// Observer hooks a run of the loop calls at every step that runs a forward; all optional
+/// (see NoDecodeHooks). Interceptors are the extension point (intercept/chain.hpp); these
+/// serve tools that only watch:
 ///   before(view) -> std::optional<int32>: may supply the step's token (skipping choose());
-///   after(view, token): sees the logits and the token before it is accepted.
-/// `view` is a StepView-like {step, position, logits}.
+///   after(view, token): sees the logits (empty when the step was skipped) and the token.
+/// `view` is a DecodeStepView {step, position, logits}.
 struct NoDecodeHooks {
   template <class View>
   std::optional<std::int32_t> before(const View&) {
@@ -67,66 +81,122 @@ struct NoDecodeHooks {
 template <class LogitsView>
 struct DecodeStepView {
   int step = 0;       ///< tokens generated so far in this request
-  int position = 0;   ///< KV position the chosen token would be written at
+  int position = 0;   ///< KV position of the token this step chooses
   LogitsView logits;  ///< this step's logits (backend memory)
 };
 
-/// One generation in progress on one KV target.
+/// One generation in progress on one KV target, with an interceptor chain and the state of
+/// the branch it decodes (intercept/branch_state.hpp).
+///
+/// A step (intercept/chain.hpp states the order): host before_step (may supply the token:
+/// then no forward runs for this step) → forward → device transforms → host transforms →
+/// choose → device advance → host after_step → accept.
 ///
 /// Positions: the prompt goes to [start, start + n); each accepted token is fed back at the
-/// next position by the next step's forward, except the last (nothing reads its K/V), so the
-/// target ends at start + n + ids - 1. Every forward states the position it expects to write
-/// at, and the cache checks it before writing.
-template <class Model, class Slice, class Cache>
+/// next position by a later forward, except the last (nothing reads its K/V). Tokens supplied
+/// by before_step wait (`pending`) and the next forward appends them all at once, so the
+/// target ends at most at start + n + ids - 1. Every forward states the position it expects
+/// to write at, and the cache checks it before writing.
+template <class Model, class Slice, class Cache, InterceptorChain Chain = NoInterceptors>
 class Decoder {
  public:
   using backend = typename Model::backend;
   using ops = BackendOps<backend>;
   using logits_view = typename ops::logits_view;
   using step_view = DecodeStepView<logits_view>;
+  using chain_type = Chain;
+  using branch_type = BranchState<Chain, backend>;
+  static_assert(!backend::is_device || Chain::size == 0,
+                "Decoder: interceptors on a device backend run in its decode step, which this "
+                "backend does not provide yet; use baton::host");
 
+  /// Without interceptors.
   Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
-          KvTarget target, const DecodeOptions& opt)
-      : model_(&model), slice_(&slice), cache_(&cache), ws_(&ws), target_(target), opt_(&opt) {
-    result_.ids.reserve(opt.max_new > 0 ? opt.max_new : 0);
-  }
+          KvTarget target, const DecodeOptions& opt) requires(Chain::size == 0)
+      : Decoder(model, slice, cache, ws, target, opt, nullptr, nullptr, {}) {}
+
+  /// With `chain`, decoding the branch whose states are `branch` (of stage `stage`).
+  Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
+          KvTarget target, const DecodeOptions& opt, const Chain& chain, branch_type& branch,
+          std::string_view stage = {})
+      : Decoder(model, slice, cache, ws, target, opt, &chain, &branch, stage) {}
 
   /// Appends the prompt at `start_pos`; its last row of logits is the first step's.
   void prefill(std::span<const std::int32_t> prompt, int start_pos) {
     logits_ =
         baton::forward(*model_, *ws_, *slice_, *cache_, target_, start_pos, prompt, Logits::last);
+    ++result_.forwards;
     state_.position = start_pos + static_cast<int>(prompt.size());
+    state_.origin = state_.position;
+    state_.last_token = prompt.empty() ? -1 : prompt.back();
     state_.steps = 0;
     state_.pending = 0;
     state_.done = opt_->max_new <= 0;
   }
 
   // ---- the step, as separate operations --------------------------------------------------
-  /// Feeds the last accepted token through the model (nothing to do right after prefill).
+  /// The plan of the next step, as host interceptors see it.
+  StepPlan plan() const {
+    StepPlan p{stage_,
+               branch_ ? branch_->index() : 0,
+               state_.steps,
+               state_.origin + state_.steps,
+               state_.last_token,
+               -1};
+    if constexpr (Chain::reports_forced_token && Chain::has_host_members)
+      p.forced_token = Chain::forced_token(branch_->params(), branch_->device_on_host());
+    return p;
+  }
+  /// Feeds the accepted tokens that have not been through the model yet (one after a chosen
+  /// token; several after supplied ones, in one batched forward). Nothing to do right after
+  /// prefill.
   void forward() {
-    if (!state_.pending) return;
-    logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, state_.position,
-                             std::span<const std::int32_t>(&state_.last_token, 1), Logits::last);
-    ++state_.position;
+    if (state_.pending == 0) return;
+    const int n = state_.pending;
+    const std::span<const std::int32_t> fresh(result_.ids.data() + result_.ids.size() - n,
+                                              static_cast<std::size_t>(n));
+    logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, state_.position, fresh,
+                             Logits::last);
+    ++result_.forwards;
+    state_.position += n;
     state_.pending = 0;
   }
-  /// Rewrites this step's logits before the choice (masks, penalties). A no-op until the
-  /// interceptor issue gives it device interceptors.
-  void transform_logits() {}
+  /// Rewrites this step's logits before the choice: the chain's device members'
+  /// transform_logit over the row, then its host members' transform_logits. Nothing to do
+  /// for a chain that does not alter the distribution.
+  void transform_logits() { transform_logits(plan()); }
+  void transform_logits(const StepPlan& p) {
+    if constexpr (Chain::alters_on_device || Chain::alters_on_host) {
+      const std::span<float> row = mutable_logits();
+      if constexpr (Chain::alters_on_device) {
+        const auto& params = branch_->params();
+        const auto& states = branch_->device_on_host();
+        const int n = static_cast<int>(row.size());
+        for (int id = 0; id < n; ++id)
+          row[id] = Chain::transform_logit(params, states, id, row[id]);
+      }
+      if constexpr (Chain::alters_on_host) chain_->transform_logits(branch_->host(), p, row);
+    } else {
+      (void)p;
+    }
+  }
   /// The choice for this step: the largest logit, lowest id on a tie. Non-finite logits
   /// (NaN/Inf weights, an overflow) are a numeric_error: an id chosen from them would be
-  /// nonsense printed as if it were output (baton's NaN policy, docs/security.md).
+  /// nonsense printed as if it were output (baton's NaN policy, docs/security.md). A row that
+  /// the chain masked entirely (every logit -Inf) is the same error.
   std::int32_t choose() const {
     const std::int32_t id = ops::argmax(logits_);
     BATON_CHECK(id >= 0, numeric_error, "decode step ", state_.steps, " at position ",
-                state_.position,
+                state_.origin + state_.steps,
                 ": the logits are not finite (NaN or Inf); the model or adapter "
-                "weights hold non-finite values or the computation overflowed");
+                "weights hold non-finite values or the computation overflowed",
+                Chain::distribution_altering ? ", or the interceptors masked every token" : "");
     return id;
   }
-  /// Takes `token` as this step's output. A stop id ends the generation (not kept); reaching
-  /// max_new ends it; otherwise the next forward() feeds it back.
-  void accept(std::int32_t token) {
+  /// Takes `token` as this step's output. A stop id ends the generation (not kept); a stop
+  /// asked by interceptor `stopped_by` ends it after the token; reaching max_new ends it;
+  /// otherwise a later forward() feeds the token back.
+  void accept(std::int32_t token, std::string_view stopped_by = {}) {
     if (state_.done) return;
     if (std::find(opt_->stop_ids.begin(), opt_->stop_ids.end(), token) != opt_->stop_ids.end()) {
       result_.stopped = true;
@@ -137,22 +207,47 @@ class Decoder {
     result_.ids.push_back(token);
     ++state_.steps;
     state_.last_token = token;
-    state_.pending = 1;
+    ++state_.pending;
+    if (!stopped_by.empty()) {
+      result_.stopped = true;
+      result_.stopped_by = stopped_by;
+      state_.done = 1;
+    }
     if (state_.steps >= opt_->max_new) state_.done = 1;
   }
 
-  /// One whole step: forward → hooks.before → transform → choose (unless before supplied the
-  /// token) → hooks.after → accept. Returns whether the generation goes on.
+  /// One whole step (the order above); `hooks` observe steps that ran a forward. Returns
+  /// whether the generation goes on.
   template <class Hooks = NoDecodeHooks>
   bool step(Hooks&& hooks = {}) {
     if (state_.done) return false;
-    forward();
-    const step_view view{state_.steps, state_.position, logits_};
-    const std::optional<std::int32_t> supplied = hooks.before(view);
-    transform_logits();
+    const StepPlan p = plan();
+    std::optional<std::int32_t> supplied;
+    if constexpr (Chain::has_host_members) {
+      ++result_.host_waits;
+      supplied = chain_->before_step(branch_->host(), p);
+    }
+    const bool skipped = supplied.has_value();
+    if (!skipped) {
+      forward();
+      supplied = hooks.before(step_view{p.step, p.position, logits_});
+    }
+    if (!supplied) transform_logits(p);
     const std::int32_t token = supplied ? *supplied : choose();
-    hooks.after(view, token);
-    accept(token);
+    if (skipped) ++result_.skipped;
+
+    std::string_view stopped_by;
+    if constexpr (Chain::has_device_members) {
+      const int k = Chain::advance(branch_->params(), branch_->device_on_host(), token);
+      if (k >= 0) stopped_by = Chain::plugin_ids[k];
+    }
+    if constexpr (Chain::has_host_members) {
+      const StepOutcome outcome{p, token, skipped, skipped ? std::span<const float>{} : logits_};
+      const int k = chain_->after_step(branch_->host(), outcome);
+      if (k >= 0 && stopped_by.empty()) stopped_by = Chain::plugin_ids[k];
+    }
+    hooks.after(step_view{p.step, p.position, skipped ? logits_view{} : logits_}, token);
+    accept(token, stopped_by);
     return !state_.done;
   }
   /// Steps until done.
@@ -171,12 +266,37 @@ class Decoder {
   DecodeResult take_result() { return std::move(result_); }
 
  private:
+  Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
+          KvTarget target, const DecodeOptions& opt, const Chain* chain, branch_type* branch,
+          std::string_view stage)
+      : model_(&model),
+        slice_(&slice),
+        cache_(&cache),
+        ws_(&ws),
+        target_(target),
+        opt_(&opt),
+        chain_(chain),
+        branch_(branch),
+        stage_(stage) {
+    result_.ids.reserve(opt.max_new > 0 ? opt.max_new : 0);
+  }
+
+  /// The workspace's logits row, writable (logits_ is the same memory, read-only).
+  std::span<float> mutable_logits() {
+    static_assert(!backend::is_device, "Decoder: host-side logits transforms need host memory");
+    float* base = ws_->logits.data();
+    return {base + (logits_.data() - base), logits_.size()};
+  }
+
   const Model* model_;
   const Slice* slice_;
   Cache* cache_;
   Workspace<backend>* ws_;
   KvTarget target_;
   const DecodeOptions* opt_;
+  const Chain* chain_;
+  branch_type* branch_;
+  std::string_view stage_;
   logits_view logits_{};
   DecodeState state_;
   DecodeResult result_;

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,7 +21,9 @@
 #include <vector>
 
 #include "baton/core/error.hpp"
-#include "baton/intercept/interceptor.hpp"
+#include "baton/intercept/branch_state.hpp"
+#include "baton/intercept/chain.hpp"
+#include "baton/intercept/negotiate.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
 #include "baton/relay/segments.hpp"
@@ -54,9 +57,11 @@ class Session;
 /// @tparam Slice  LoraSlice<Rank, B>, owned: the stage's adapter
 /// @tparam Cache  KvBuffer<Layout, B>, owned: the stage's prefix + slots
 /// @tparam In     wire::Input<Segs...> (checked at compile time) or wire::DynamicInput
-/// @tparam Chain  step interceptors (NoInterceptors: exact greedy)
+/// @tparam Chain  step interceptors (NoInterceptors: exact greedy; intercept/chain.hpp)
+/// @tparam Card   what the stage accepts from its chain (StageCard{.exact = true} for a
+///                verifier used as the gate); checked at compile time, intercept/negotiate.hpp
 template <class Model, class Slice, class Cache, class In = wire::DynamicInput,
-          InterceptorChain Chain = NoInterceptors>
+          InterceptorChain Chain = NoInterceptors, StageCard Card = StageCard{}>
 class Stage final : public StageBase<typename Model::backend> {
  public:
   using backend = typename Model::backend;
@@ -66,6 +71,9 @@ class Stage final : public StageBase<typename Model::backend> {
   using input_type = In;
   using chain_type = Chain;
   using session_type = Session<Stage>;
+  using request_state = RequestState<Chain, backend>;
+  static constexpr StageCard card = Card;
+  static_assert(card_accepts_v<Card, Chain>);
   static_assert(std::is_same_v<typename Slice::backend, backend> &&
                     std::is_same_v<typename Cache::backend, backend>,
                 "Stage: the model, its slice and its cache must live on the same backend");
@@ -144,9 +152,10 @@ class Stage final : public StageBase<typename Model::backend> {
     return s;
   }
 
-  /// One decode step of `s`: the decode loop's step with the chain as its hooks (the chain
-  /// may supply the token; otherwise the loop chooses). Returns whether the request goes on.
-  bool step(session_type& s) { return s.decoder_.step(ChainHooks{chain_, s.chain_state_}); }
+  /// One decode step of `s` (the decode loop's step with the stage's chain on the session's
+  /// branch states). Returns whether the request goes on. If a hook throws, the exception
+  /// leaves the session abandoned (finish or destroy it); the stage and its cache stay usable.
+  bool step(session_type& s) { return s.decoder_.step(); }
 
   /// Ends `s` and hands back what it generated; the slot is free again.
   DecodeResult finish(session_type& s) { return s.release(); }
@@ -171,20 +180,6 @@ class Stage final : public StageBase<typename Model::backend> {
 
  private:
   friend session_type;
-
-  /// The chain, with one session's state, as the decode loop's hooks.
-  struct ChainHooks {
-    const Chain& chain;
-    typename Chain::state_type& state;
-    template <class View>
-    std::optional<std::int32_t> before(const View& v) {
-      return chain.before_step(state, StepView{v.step, v.position, v.logits});
-    }
-    template <class View>
-    void after(const View& v, std::int32_t token) {
-      chain.after_step(state, StepView{v.step, v.position, v.logits}, token);
-    }
-  };
 
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,
@@ -213,8 +208,8 @@ class Session {
   Session(Session&& o) noexcept
       : stage_(std::exchange(o.stage_, nullptr)),
         slot_(o.slot_),
-        decoder_(std::move(o.decoder_)),
-        chain_state_(std::move(o.chain_state_)) {}
+        request_(std::move(o.request_)),
+        decoder_(std::move(o.decoder_)) {}
   Session& operator=(Session&&) = delete;
   Session(const Session&) = delete;
   ~Session() {
@@ -225,18 +220,25 @@ class Session {
   bool done() const { return decoder_.done(); }
   /// Ids generated so far.
   std::span<const std::int32_t> ids() const { return decoder_.result().ids; }
-  const typename StageT::chain_type::state_type& chain_state() const { return chain_state_; }
+  /// The request's interceptor states: one branch, named after the stage.
+  const typename StageT::request_state& request() const { return *request_; }
+  const typename StageT::request_state::branch_type& branch() const { return request_->branch(0); }
+  /// What the generation produced so far, with its counters (forwards, skipped, host waits).
+  const DecodeResult& result() const { return decoder_.result(); }
 
  private:
   friend StageT;
   using Dec = Decoder<typename StageT::model_type, typename StageT::slice_type,
-                      typename StageT::cache_type>;
+                      typename StageT::cache_type, typename StageT::chain_type>;
 
   Session(StageT& stage, int slot)
       : stage_(&stage),
         slot_(slot),
+        request_(std::make_unique<typename StageT::request_state>()),
         decoder_(*stage.model_, stage.slice_, stage.cache_, stage.workspaces_[slot],
-                 KvTarget::in_slot(slot), stage.limits_) {
+                 KvTarget::in_slot(slot), stage.limits_, stage.chain_,
+                 request_->open(stage.chain_, stage.name_, stage.name_, stage.limits_.max_new),
+                 stage.name_) {
     stage.busy_[slot] = true;
   }
 
@@ -249,13 +251,13 @@ class Session {
 
   StageT* stage_;
   int slot_;
+  std::unique_ptr<typename StageT::request_state> request_;  // created when the request starts
   Dec decoder_;
-  typename StageT::chain_type::state_type chain_state_{};
 };
 
 /// Builds a Stage deducing its types: `make_stage<Cache>("reason", model, slice, shape,
 /// prefix, wire::input(wire::request, wire::out<0>), {.max_new = 64})`.
-template <class Cache, class Model, class Slice, class In, class Chain = NoInterceptors>
+template <class Cache, class Model, class Slice, class In, InterceptorChain Chain = NoInterceptors>
 auto make_stage(std::string name, const Model& model, Slice slice, KvShape shape,
                 std::vector<std::int32_t> prefix, In input, StageLimits limits, Chain chain = {}) {
   return Stage<Model, Slice, Cache, In, Chain>(std::move(name), model, std::move(slice), shape,
