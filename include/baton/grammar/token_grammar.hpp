@@ -143,6 +143,9 @@ class TokenGrammar {
   /// When exactly one token is allowed in `s` (and `s` is not accepting), that token; else
   /// -1. The jump-forward of a host interceptor appends it without running the model.
   std::int32_t forced_token(std::int32_t s) const { return forced_[static_cast<std::size_t>(s)]; }
+  /// Whether `s` is accepting and no token may follow (only end-of-sequence): the output
+  /// is complete, so the generation can end without asking the model.
+  bool complete(std::int32_t s) const { return complete_[static_cast<std::size_t>(s)] != 0; }
 
   // The plain tables, for a device copy.
   const Dfa& dfa() const { return dfa_; }
@@ -153,6 +156,8 @@ class TokenGrammar {
   std::span<const std::uint32_t> token_offsets() const { return offsets_; }
   std::span<const std::uint8_t> token_bytes() const { return bytes_; }
   std::span<const std::uint8_t> eos_flags() const { return eos_; }
+  std::span<const std::int32_t> forced_tokens() const { return forced_; }
+  std::span<const std::uint8_t> complete_flags() const { return complete_; }
   /// Distinct masks stored (states with equal allowed sets share one).
   std::size_t distinct_masks() const { return masks_.size() / std::max<std::size_t>(words_, 1); }
 
@@ -234,16 +239,19 @@ class TokenGrammar {
                 " tokens)");
     // 3. Tokens into states that cannot finish (a vocabulary missing bytes) are dropped.
     slack_.assign(n, 0);
+    complete_.assign(n, 0);
     for (std::size_t q = 0; q < n; ++q) {
-      bool drops = false;
+      bool drops = false, goes_on = false;
       for (const std::int32_t t : succ[q]) {
         const std::int32_t d = dist_[static_cast<std::size_t>(t)];
         if (d == kUnreachable) {
           drops = true;
         } else {
+          goes_on = true;
           slack_[q] = std::max(slack_[q], d);
         }
       }
+      complete_[q] = dfa_.accepting[q] && !goes_on;
       if (!drops) continue;
       std::span<std::uint32_t> row(rows.data() + q * words_, words_);
       std::fill(row.begin(), row.end(), 0u);
@@ -258,9 +266,9 @@ class TokenGrammar {
     mask_row_.assign(n, 0);
     for (std::size_t q = 0; q < n; ++q) {
       std::span<std::uint32_t> row(rows.data() + q * words_, words_);
+      if (!dfa_.accepting[q]) forced_[q] = single_token(row);
       if (dfa_.accepting[q])
         for (const std::int32_t e : vocab.eos_ids()) set(row, e);
-      forced_[q] = single_token(row);
       const std::uint64_t h =
           fnv1a(std::string_view(reinterpret_cast<const char*>(row.data()), words_ * 4));
       std::int32_t found = -1;
@@ -296,7 +304,7 @@ class TokenGrammar {
   std::vector<std::int32_t> dist_, slack_, forced_, mask_row_;
   std::vector<std::uint32_t> masks_;
   std::vector<std::uint32_t> offsets_;
-  std::vector<std::uint8_t> bytes_, eos_;
+  std::vector<std::uint8_t> bytes_, eos_, complete_;
 };
 
 }  // namespace baton::grammar
