@@ -12,6 +12,10 @@
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 #include "baton/core/model_config.hpp"
+#include "baton/grammar/grammar_spec.hpp"
+#include "baton/grammar/token_grammar.hpp"
+#include "baton/intercept/grammar_constraint.hpp"
+#include "baton/intercept/jump_forward.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"
@@ -38,6 +42,7 @@
 #include "baton/relay/stage.hpp"
 
 #if __has_include(<pcre2.h>) && __has_include(<utf8proc.h>)
+#include "baton/grammar/grammar.hpp"
 #include "baton/text/chat.hpp"
 #include "baton/text/relay_text.hpp"
 #include "baton/text/tokenizer.hpp"

@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
   try {
     const auto tok = baton::Tokenizer::from_file(argv[2]);
     const auto eos = parse_ids(argv[4]);
-    auto vocab = std::make_shared<const baton::grammar::Vocabulary>(
-        baton::grammar::Vocabulary::from_tokenizer(tok, eos));
+    auto vocab =
+        std::make_shared<const baton::grammar::Vocabulary>(baton::grammar::vocabulary_of(tok, eos));
     std::ifstream in(argv[3]);
     const auto ref = nlohmann::ordered_json::parse(in);
     if (ref.at("vocab_size").get<std::size_t>() != vocab->size()) {

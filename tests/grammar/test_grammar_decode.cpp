@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/grammar/grammar.hpp"
 #include "baton/intercept/grammar_constraint.hpp"
 #include "baton/intercept/jump_forward.hpp"
 #include "support/constrained_reference.hpp"

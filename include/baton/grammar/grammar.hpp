@@ -14,48 +14,15 @@
 #include <string>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "baton/core/error.hpp"
 #include "baton/grammar/dfa.hpp"
-#include "baton/grammar/json_schema.hpp"
+#include "baton/grammar/grammar_spec.hpp"
 #include "baton/grammar/nfa.hpp"
-#include "baton/grammar/regex_parser.hpp"
 #include "baton/grammar/token_grammar.hpp"
+#include "baton/grammar/tokenizer_vocabulary.hpp"
 #include "baton/grammar/vocabulary.hpp"
 
 namespace baton::grammar {
-
-/// What a stage's output must match: a regex (whole output) or a JSON Schema of the subset.
-struct GrammarSpec {
-  enum class Kind : std::uint8_t { regex, json_schema };
-  Kind kind = Kind::regex;
-  std::string source;  ///< the pattern, or the schema as compact JSON (keys in order)
-
-  static GrammarSpec regex(std::string pattern) { return {Kind::regex, std::move(pattern)}; }
-  static GrammarSpec json_schema(const nlohmann::ordered_json& schema) {
-    return {Kind::json_schema, schema.dump()};
-  }
-  /// Parses `text` as a JSON Schema (order of properties kept); `where` names it in errors.
-  static GrammarSpec json_schema_text(std::string_view text, std::string_view where) {
-    nlohmann::ordered_json j;
-    try {
-      j = nlohmann::ordered_json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      BATON_FAIL(grammar_error, where, ": not valid JSON: ", e.what());
-    }
-    return json_schema(j);
-  }
-
-  /// The language as a syntax tree (throws grammar_error for anything unsupported).
-  RegexNode language() const {
-    if (kind == Kind::regex) return parse_regex(source);
-    return compile_json_schema(nlohmann::ordered_json::parse(source));
-  }
-  std::uint64_t hash() const {
-    return fnv1a(source, kind == Kind::regex ? 0x5245474558ull : 0x4A534F4Eull);
-  }
-};
 
 /// The minimal byte-level DFA of `spec`.
 inline Dfa compile_dfa(const GrammarSpec& spec) { return build_dfa(build_nfa(spec.language())); }

@@ -14,18 +14,9 @@
 #include <vector>
 
 #include "baton/core/error.hpp"
-#include "baton/text/tokenizer.hpp"
+#include "baton/grammar/grammar_spec.hpp"
 
 namespace baton::grammar {
-
-/// FNV-1a, 64 bits: a stable hash (the same on every platform and run) for cache keys.
-inline std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ull) {
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 /// The vocabulary's tokens in a prefix trie, stored in preorder: a node's subtree is the
 /// index range [i, end[i]), so a walk can skip a subtree in one step. Node i reads byte
@@ -64,21 +55,6 @@ class Vocabulary {
     }
     for (const std::int32_t e : eos_)
       hash_ = fnv1a(std::string_view(reinterpret_cast<const char*>(&e), sizeof e), hash_);
-  }
-
-  /// The vocabulary of a byte-level BPE tokenizer: every ordinary token by its bytes; added
-  /// tokens (special or not) are never spelled by text and so never allowed, except the
-  /// `eos_ids` in accepting states. `n_vocab` (0: the tokenizer's size) widens it to the
-  /// model's logits row, whose extra ids are never allowed.
-  static Vocabulary from_tokenizer(const Tokenizer& tok, std::span<const std::int32_t> eos_ids,
-                                   std::size_t n_vocab = 0) {
-    const std::size_t n = std::max(n_vocab, tok.vocab_size());
-    std::vector<std::string> bytes(n);
-    for (std::size_t id = 0; id < tok.vocab_size(); ++id) {
-      const auto i = static_cast<std::int32_t>(id);
-      if (tok.contains_id(i) && !tok.is_added(i)) bytes[id] = tok.token_bytes(i);
-    }
-    return Vocabulary(std::move(bytes), {eos_ids.begin(), eos_ids.end()});
   }
 
   std::size_t size() const { return bytes_.size(); }

@@ -16,8 +16,8 @@
 
 #include "baton/backend/backend.hpp"
 #include "baton/core/error.hpp"
-#include "baton/grammar/grammar.hpp"
 #include "baton/grammar/grammar_tables.hpp"
+#include "baton/grammar/token_grammar.hpp"
 #include "baton/intercept/interceptor.hpp"
 
 namespace baton {

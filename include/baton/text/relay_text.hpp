@@ -7,6 +7,9 @@
 
 #include <string>
 
+#include <memory>
+
+#include "baton/grammar/grammar.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/text/chat.hpp"
 #include "baton/text/tokenizer.hpp"
@@ -18,7 +21,9 @@ namespace baton {
 ///    `<|im_start|>` inside the text become their ids; no BOS is added);
 ///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns);
 ///  - "stop_text": each must be exactly one token (a multi-token stop sequence is an
-///    interceptor's job, not a stop id).
+///    interceptor's job, not a stop id);
+///  - "grammar": compiled against the tokenizer's vocabulary, the stage's stop ids as its
+///    end-of-sequence ids (allowed exactly where the output is a complete match).
 inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   const std::string src = spec.source.string();
   for (StageSpec& s : spec.stages) {
@@ -45,6 +50,15 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
       s.stop.push_back(ids[0]);
     }
     s.stop_text.clear();
+    if (s.grammar && !s.compiled_grammar) {
+      try {
+        s.compiled_grammar = grammar::compile_grammar(
+            *s.grammar,
+            std::make_shared<const grammar::Vocabulary>(grammar::vocabulary_of(tok, s.stop)));
+      } catch (const grammar_error& e) {
+        BATON_FAIL(grammar_error, where, ": grammar: ", e.what());
+      }
+    }
   }
   if (spec.gate.needle.text) {
     spec.gate.needle.ids = tok.encode(*spec.gate.needle.text);
