@@ -12,6 +12,7 @@
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 #include "baton/core/model_config.hpp"
+#include "baton/intercept/builtins.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"
@@ -40,5 +41,6 @@
 #if __has_include(<pcre2.h>) && __has_include(<utf8proc.h>)
 #include "baton/text/chat.hpp"
 #include "baton/text/relay_text.hpp"
+#include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"
 #endif

@@ -71,7 +71,7 @@ class Chain {
   static constexpr bool alters_on_device =
       (false || ... || (bool(Is::graph_safe) && bool(Is::distribution_altering)));
   static constexpr bool alters_on_host =
-      (false || ... || (!bool(Is::graph_safe) && bool(Is::distribution_altering)));
+      (false || ... || (!bool(Is::graph_safe) && HasHostTransform<Is>));
   /// Whether some device member can name a forced token (StepPlan::forced_token).
   static constexpr bool reports_forced_token = (false || ... || ReportsForcedToken<Is>);
   /// Each member's plugin_id, in chain order.
@@ -241,7 +241,7 @@ class Chain {
   void host_transform_from(host_state& s, const StepPlan& plan, std::span<float> row) const {
     if constexpr (K < size) {
       using I = member_t<K>;
-      if constexpr (!bool(I::graph_safe) && bool(I::distribution_altering))
+      if constexpr (!bool(I::graph_safe) && HasHostTransform<I>)
         std::get<K>(members_).transform_logits(std::get<K>(s), plan, row);
       host_transform_from<K + 1>(s, plan, row);
     }
