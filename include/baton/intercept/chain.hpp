@@ -93,6 +93,34 @@ class Chain {
     return std::get<K>(members_);
   }
 
+  // ---- which members are present (run-time chains: MaybeInterceptor) -------------------
+  /// Whether member K takes part: always, unless it is optional (has `present()`) and absent.
+  template <std::size_t K>
+  bool present() const {
+    if constexpr (requires { std::get<K>(members_).present(); }) {
+      return std::get<K>(members_).present();
+    } else {
+      return true;
+    }
+  }
+  /// Whether any host member is present (else the loop skips the host hooks: no host waits).
+  bool host_members_present() const {
+    return any_present([](auto tag) { return !bool(member_t<decltype(tag)::value>::graph_safe); });
+  }
+  /// Whether any step-3 / step-4 transform is present (else the loop leaves the logits alone).
+  bool device_transforms_present() const {
+    return any_present([](auto tag) {
+      using I = member_t<decltype(tag)::value>;
+      return bool(I::graph_safe) && bool(I::distribution_altering);
+    });
+  }
+  bool host_transforms_present() const {
+    return any_present([](auto tag) {
+      using I = member_t<decltype(tag)::value>;
+      return !bool(I::graph_safe) && HasHostTransform<I>;
+    });
+  }
+
   // ---- branch start (host) ------------------------------------------------------------
   /// The device members' params, taken once per request and passed by value to the step.
   device_params params() const {
@@ -143,6 +171,14 @@ class Chain {
   }
 
  private:
+  template <class Pred>
+  bool any_present(Pred pred) const {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return (false || ... || (pred(std::integral_constant<std::size_t, K>{}) && present<K>()));
+    }
+    (std::index_sequence_for<Is...>{});
+  }
+
   template <std::size_t K>
   void fill_params(device_params& p) const {
     if constexpr (K < size) {

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "baton/intercept/interceptor.hpp"
@@ -64,5 +66,24 @@ class TraceRecorder {
     return std::chrono::duration<double, std::milli>(d).count();
   }
 };
+
+/// The rows of the first trace recorder among a chain's host states (Chain::host_state), or
+/// nullptr when it has none.
+template <class... States>
+std::vector<TraceRow>* trace_rows(std::tuple<States...>& states) {
+  std::vector<TraceRow>* rows = nullptr;
+  std::apply(
+      [&](auto&... s) {
+        const auto visit = [&](auto& one) {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(one)>,
+                                       TraceRecorder::state_type>) {
+            if (!rows) rows = &one.rows;
+          }
+        };
+        (visit(s), ...);
+      },
+      states);
+  return rows;
+}
 
 }  // namespace baton

@@ -16,6 +16,7 @@
 #include "baton/model/host_forward.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/engine.hpp"
+#include "baton/relay/runtime_chain.hpp"
 
 namespace baton {
 
@@ -79,7 +80,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
   using Model = BaseModel<host, S>;
   using Slice = LoraSlice<kRuntimeRankBound, host>;
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
-  using StageT = Stage<Model, Slice, Cache>;
+  using StageT = Stage<Model, Slice, Cache, wire::DynamicInput, RuntimeChain<host>>;
 
  public:
   HostRuntimeRelay(const RelaySpec& spec, Model model) : model_(std::move(model)) {
@@ -111,9 +112,9 @@ class HostRuntimeRelay final : public RuntimeRelay {
                   model_.config().max_positions(), " positions (max_position_embeddings)");
       const int tail = static_cast<int>(std::min<long long>(tail_capacity_for(spec, i), room));
       const KvShape shape{static_cast<int>(prefix_len), tail, 1};
-      stages_.push_back(std::make_unique<StageT>(s.name, model_, std::move(slice), shape, s.prefix,
-                                                 wire::DynamicInput{std::move(segs)},
-                                                 StageLimits{s.max_new, s.stop}));
+      stages_.push_back(std::make_unique<StageT>(
+          s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
+          StageLimits{s.max_new, s.stop}, build_runtime_chain<host>(s, spec, vocab)));
       ptrs.push_back(stages_.back().get());
     }
     engine_ = std::make_unique<RelayEngine<host>>(std::move(ptrs));
