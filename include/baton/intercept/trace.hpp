@@ -27,7 +27,7 @@ struct TraceRow {
   int position = 0;         ///< its KV position
   std::int32_t token = -1;  ///< the token
   bool skipped = false;     ///< supplied without a model forward (step-skip)
-  double start_ms = 0;      ///< when the step began, from the branch's start
+  double start_ms = 0;      ///< when the step began, from the branch's start (before prefill)
   double step_ms = 0;       ///< how long the step took (forward, transforms, choice)
 };
 
