@@ -20,7 +20,9 @@ failures = []
 
 
 def run(*args, stdin=None):
-    p = subprocess.run([baton, *args], capture_output=True, text=True, timeout=300, input=stdin)
+    # Model text need not be valid UTF-8 (plain output prints it raw).
+    p = subprocess.run([baton, *args], capture_output=True, text=True, errors="replace",
+                       timeout=300, input=stdin)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -121,6 +123,48 @@ if rc == 0:
     want = generate("qwen-c-lora-qv", full, 6)
     check(res["stages"][0]["ids"] == want, "text relay stage equals generate on the tokenized ChatML text")
     check("text" in res["stages"][0], "--json carries the decoded text")
+
+    # --trace: every step's token and position, as a table and in JSON.
+    rc, out, err = run("relay", "--config", text_cfg, question, "--json", "--trace")
+    check(rc == 0, f"--trace --json exits 0 ({err.strip()})")
+    st = json.loads(out)["stages"][0]
+    check([t["token"] for t in st["trace"]] == st["ids"], "--trace: one row per generated token")
+    check([t["position"] for t in st["trace"]] == list(range(len(full), len(full) + 6)),
+          "--trace: positions follow the prompt")
+    check(st["host_waits"] == 6 and st["forwards"] == 6, "--trace: host waits and forwards counted")
+    rc, out, err = run("relay", "--config", text_cfg, question, "--trace")
+    rows = [l for l in out.splitlines() if l.strip() and l.split()[0].isdigit()]
+    check(rc == 0 and "step_ms" in out and len(rows) == 6, "--trace prints the per-step table")
+
+    # Interceptors named in the file: a stop sequence (given as the ids of the first two
+    # generated tokens, matched on their bytes), a token set.
+    stop_spec = json.loads(json.dumps(text_spec))
+    stop_spec["stages"][0]["interceptors"] = [{"stop_sequences": [want[:2]]}]
+    stop_cfg = os.path.join(work, "stop-relay.json")
+    json.dump(stop_spec, open(stop_cfg, "w"))
+    rc, out, err = run("relay", "--config", stop_cfg, question, "--json")
+    check(rc == 0, f"stop-sequence relay exits 0 ({err.strip()})")
+    if rc == 0:
+        st = json.loads(out)["stages"][0]
+        check(st["ids"] == want[:2] and st.get("stopped_by") == "baton.stop_sequences",
+              "a stop sequence in the file ends the stage after the token that completes it")
+    exact_spec = json.loads(json.dumps(text_spec))
+    exact_spec["stages"][0]["exact"] = True
+    exact_spec["stages"][0]["interceptors"] = [{"deny_tokens": [want[0]]}]
+    exact_cfg = os.path.join(work, "exact-relay.json")
+    json.dump(exact_spec, open(exact_cfg, "w"))
+    rc, out, err = run("relay", "--config", exact_cfg, question)
+    check(rc == 1 and "exact-relay.json: stages[0] ('answer').interceptors[0] (deny_tokens)" in err
+          and "'baton.token_set'" in err,
+          "an exact stage with a token set: exit 1 naming file, stage, field and interceptor")
+    exact_spec["stages"][0]["exact"] = False
+    # Also deny the model's ids past the tokenizer's 258, so the output can be decoded.
+    exact_spec["stages"][0]["interceptors"] = [{"deny_tokens": [want[0]] + list(range(258, 384))}]
+    json.dump(exact_spec, open(exact_cfg, "w"))
+    rc, out, err = run("relay", "--config", exact_cfg, question, "--json")
+    got = json.loads(out)["stages"][0]["ids"] if rc == 0 else []
+    check(rc == 0 and got and want[0] not in got and max(got) < 258,
+          f"a deny set in the file keeps its tokens out ({err.strip()})")
 
 # --- errors ----------------------------------------------------------------------------------
 bad = dict(spec)

@@ -6,8 +6,7 @@
 // against constrained greedy decoding on the naive f64 reference.
 #include <doctest/doctest.h>
 
-#include "support/constrained_reference.hpp"
-#include "support/relay_fixture.hpp"
+#include "support/intercept_fixture.hpp"
 
 using namespace baton;
 using namespace baton::test;
@@ -15,11 +14,9 @@ using namespace baton::wire;
 
 namespace {
 
-const std::vector<std::int32_t> kPrefix = {3, 14, 15, 9, 26, 5};
-const std::vector<std::int32_t> kRequest = {11, 12, 13, 30, 31};
-constexpr KvShape kShape{.prefix_capacity = 16, .tail_capacity = 64, .slots = 2};
-
-std::vector<int> as_int(const std::vector<std::int32_t>& v) { return {v.begin(), v.end()}; }
+const std::vector<std::int32_t>& kPrefix = kInterceptPrefix;
+const std::vector<std::int32_t>& kRequest = kInterceptRequest;
+constexpr KvShape kShape = kInterceptShape;
 
 /// Device kind, stateful: bans the token chosen at the previous step.
 struct NoRepeat {

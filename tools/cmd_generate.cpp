@@ -35,7 +35,7 @@
 #include "baton/core/dtype.hpp"
 #include "baton/grammar/grammar.hpp"
 #include "baton/intercept/grammar_constraint.hpp"
-#include "baton/intercept/jump_forward.hpp"
+#include "baton/intercept/step_skip.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/io/peft_config.hpp"
@@ -195,8 +195,8 @@ Generated generate(const Args& a, const std::vector<std::int32_t>& prompt,
     return out;
   }
   // Constrained: the grammar masks every step; forced tokens skip their forward.
-  using C = Chain<GrammarConstraint<host>, JumpForward>;
-  const C chain{GrammarConstraint<host>(grammar), JumpForward{}};
+  using C = Chain<GrammarConstraint<host>, StepSkip>;
+  const C chain{GrammarConstraint<host>(grammar), StepSkip{}};
   BranchState<C, host> branch(chain, "generate", BranchInfo{"generate", "generate", 0, a.max_new});
   Decoder<Model, Slice, Cache, C> d(model, slice, cache, ws, KvTarget::in_slot(0), opt, chain,
                                     branch, "generate");

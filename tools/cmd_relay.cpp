@@ -3,14 +3,16 @@
 /// @file
 /// @brief `baton relay`: run a relay described by a JSON file (docs/relay.md has the format).
 ///
-///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N]
+///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N] [--trace]
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
 /// verdict, cycles and timings in ms; with --json one object (text fields replace invalid UTF-8
 /// with U+FFFD; ids are exact). --repeat N runs the request N times on the pre-warmed relay and
-/// reports the median total.
+/// reports the median total. --trace gives every stage a trace recorder (where its card allows
+/// a host interceptor) and prints each stage run's per-step table (or "trace" arrays in JSON).
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -29,18 +31,20 @@ using namespace baton;
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N]\n"
+    "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
+    "[--trace]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
     "  --ids LIST     the request as token ids, used as given\n"
     "  \"question\"     the request as text (needs the relay's tokenizer)\n"
     "  --json         print one JSON object\n"
-    "  --repeat N     run N times on the pre-warmed relay; report the median total ms\n";
+    "  --repeat N     run N times on the pre-warmed relay; report the median total ms\n"
+    "  --trace        record every decode step (token, position, time) and print the table\n";
 
 struct Args {
   std::string config;
   std::optional<std::vector<std::int32_t>> ids;
   std::optional<std::string> text;
-  bool json = false, help = false;
+  bool json = false, help = false, trace = false;
   int repeat = 1;
 };
 
@@ -62,6 +66,8 @@ Args parse_args(int argc, char** argv) {
       a.ids = cli::parse_ids(value());
     } else if (arg == "--json") {
       a.json = true;
+    } else if (arg == "--trace") {
+      a.trace = true;
     } else if (arg == "--repeat") {
       a.repeat = cli::parse_int<int>(value(), "--repeat");
     } else if (arg.starts_with("--")) {
@@ -77,6 +83,40 @@ Args parse_args(int argc, char** argv) {
     throw cli::ArgError{"give the request either as --ids or as one \"question\""};
   if (a.repeat < 1) throw cli::ArgError{"--repeat must be at least 1"};
   return a;
+}
+
+/// Adds the trace recorder to every stage that has none and accepts host interceptors.
+void add_tracing(RelaySpec& spec) {
+  for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+    StageSpec& st = spec.stages[i];
+    if (st.graph_captured) continue;  // a graph-captured loop takes no host interceptor
+    const bool has = std::any_of(
+        st.interceptors.begin(), st.interceptors.end(),
+        [](const InterceptorSpec& x) { return x.kind == InterceptorSpec::Kind::trace; });
+    if (has) continue;
+    InterceptorSpec t;
+    t.kind = InterceptorSpec::Kind::trace;
+    t.where =
+        spec.source.string() + ": stages[" + std::to_string(i) + "] ('" + st.name + "') (--trace)";
+    st.interceptors.push_back(std::move(t));
+  }
+}
+
+/// The per-step table of one stage run.
+void print_trace(const StageRun& s, const std::optional<Tokenizer>& tok) {
+  std::printf("  %5s %6s %7s %4s %10s %9s%s\n", "step", "pos", "token", "skip", "start_ms",
+              "step_ms", tok ? "  text" : "");
+  for (const TraceRow& row : s.trace) {
+    std::printf("  %5d %6d %7d %4s %10.3f %9.3f", row.step, row.position, row.token,
+                row.skipped ? "yes" : "-", row.start_ms, row.step_ms);
+    if (tok) {
+      const nlohmann::json text = tok->decode(std::vector<std::int32_t>{row.token});
+      std::printf("  %s",
+                  text.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    }
+    std::printf("\n");
+  }
+  std::printf("  (%d forwards, %d skipped, %d host waits)\n", s.forwards, s.skipped, s.host_waits);
 }
 
 }  // namespace
@@ -104,6 +144,7 @@ int cmd_relay(int argc, char** argv) {
                 " does not exist");
     tok = Tokenizer::from_file(guess);
   }
+  if (a.trace) add_tracing(spec);
   if (tok) resolve_text(spec, *tok);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
 
@@ -130,8 +171,22 @@ int cmd_relay(int argc, char** argv) {
                           {"ids", s.ids},
                           {"stopped", s.stopped},
                           {"input_tokens", s.input_tokens},
-                          {"ms", s.ms}};
+                          {"ms", s.ms},
+                          {"forwards", s.forwards},
+                          {"skipped", s.skipped},
+                          {"host_waits", s.host_waits}};
+      if (!s.stopped_by.empty()) j["stopped_by"] = s.stopped_by;
       if (tok) j["text"] = tok->decode(s.ids);
+      if (a.trace) {
+        j["trace"] = nlohmann::json::array();
+        for (const TraceRow& row : s.trace)
+          j["trace"].push_back({{"step", row.step},
+                                {"position", row.position},
+                                {"token", row.token},
+                                {"skipped", row.skipped},
+                                {"start_ms", row.start_ms},
+                                {"step_ms", row.step_ms}});
+      }
       out["stages"].push_back(std::move(j));
     }
     // Model output need not be valid UTF-8 (a stage may stop mid-character): JSON text
@@ -148,6 +203,7 @@ int cmd_relay(int argc, char** argv) {
       for (std::int32_t id : s.ids) std::cout << " " << id;
       std::cout << "\n";
     }
+    if (a.trace) print_trace(s, tok);
   }
   std::cout << "verdict: " << verdict_name(r.verdict) << ", cycles: " << r.cycles
             << ", total: " << r.total_ms << " ms";

@@ -14,8 +14,8 @@
 #include "baton/core/model_config.hpp"
 #include "baton/grammar/grammar_spec.hpp"
 #include "baton/grammar/token_grammar.hpp"
+#include "baton/intercept/builtins.hpp"
 #include "baton/intercept/grammar_constraint.hpp"
-#include "baton/intercept/jump_forward.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"
@@ -45,5 +45,6 @@
 #include "baton/grammar/grammar.hpp"
 #include "baton/text/chat.hpp"
 #include "baton/text/relay_text.hpp"
+#include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"
 #endif

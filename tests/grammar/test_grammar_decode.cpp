@@ -18,7 +18,7 @@
 
 #include "baton/grammar/grammar.hpp"
 #include "baton/intercept/grammar_constraint.hpp"
-#include "baton/intercept/jump_forward.hpp"
+#include "baton/intercept/step_skip.hpp"
 #include "support/constrained_reference.hpp"
 #include "support/expect_error.hpp"
 #include "support/relay_fixture.hpp"
@@ -153,7 +153,7 @@ const std::vector<nlohmann::ordered_json>& schemas() {
 }
 
 using GStage = Stage<RModel, RSlice, RCache, Chain<GrammarConstraint<host>>>;
-using JStage = Stage<RModel, RSlice, RCache, Chain<GrammarConstraint<host>, JumpForward>>;
+using JStage = Stage<RModel, RSlice, RCache, Chain<GrammarConstraint<host>, StepSkip>>;
 
 const std::vector<std::int32_t> kPrefix = {40, 41, 42, 17, 3};
 
@@ -216,7 +216,7 @@ TEST_CASE("constrained outputs match their grammar and the naive reference (rand
       // Jump-forward: the same output, and every forced step saves its forward.
       auto jumping =
           make_stage<RCache>("extract", *w.model, w.no_adapter(), kShape, kPrefix, input(request),
-                             limits, Chain{GrammarConstraint<host>(tg), JumpForward{}});
+                             limits, Chain{GrammarConstraint<host>(tg), StepSkip{}});
       jumping.prewarm();
       const DecodeResult j = jumping.run(req);
       CHECK(j.ids == r.ids);

@@ -71,7 +71,7 @@ class Chain {
   static constexpr bool alters_on_device =
       (false || ... || (bool(Is::graph_safe) && bool(Is::distribution_altering)));
   static constexpr bool alters_on_host =
-      (false || ... || (!bool(Is::graph_safe) && bool(Is::distribution_altering)));
+      (false || ... || (!bool(Is::graph_safe) && HasHostTransform<Is>));
   /// Whether some device member can name a forced token (StepPlan::forced_token).
   static constexpr bool reports_forced_token = (false || ... || ReportsForcedToken<Is>);
   /// Each member's plugin_id, in chain order.
@@ -91,6 +91,34 @@ class Chain {
   template <std::size_t K>
   const member_t<K>& member() const {
     return std::get<K>(members_);
+  }
+
+  // ---- which members are present (run-time chains: MaybeInterceptor) -------------------
+  /// Whether member K takes part: always, unless it is optional (has `present()`) and absent.
+  template <std::size_t K>
+  bool present() const {
+    if constexpr (requires { std::get<K>(members_).present(); }) {
+      return std::get<K>(members_).present();
+    } else {
+      return true;
+    }
+  }
+  /// Whether any host member is present (else the loop skips the host hooks: no host waits).
+  bool host_members_present() const {
+    return any_present([](auto tag) { return !bool(member_t<decltype(tag)::value>::graph_safe); });
+  }
+  /// Whether any step-3 / step-4 transform is present (else the loop leaves the logits alone).
+  bool device_transforms_present() const {
+    return any_present([](auto tag) {
+      using I = member_t<decltype(tag)::value>;
+      return bool(I::graph_safe) && bool(I::distribution_altering);
+    });
+  }
+  bool host_transforms_present() const {
+    return any_present([](auto tag) {
+      using I = member_t<decltype(tag)::value>;
+      return !bool(I::graph_safe) && HasHostTransform<I>;
+    });
   }
 
   // ---- branch start (host) ------------------------------------------------------------
@@ -143,6 +171,14 @@ class Chain {
   }
 
  private:
+  template <class Pred>
+  bool any_present(Pred pred) const {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return (false || ... || (pred(std::integral_constant<std::size_t, K>{}) && present<K>()));
+    }
+    (std::index_sequence_for<Is...>{});
+  }
+
   template <std::size_t K>
   void fill_params(device_params& p) const {
     if constexpr (K < size) {
@@ -241,7 +277,7 @@ class Chain {
   void host_transform_from(host_state& s, const StepPlan& plan, std::span<float> row) const {
     if constexpr (K < size) {
       using I = member_t<K>;
-      if constexpr (!bool(I::graph_safe) && bool(I::distribution_altering))
+      if constexpr (!bool(I::graph_safe) && HasHostTransform<I>)
         std::get<K>(members_).transform_logits(std::get<K>(s), plan, row);
       host_transform_from<K + 1>(s, plan, row);
     }

@@ -4,8 +4,8 @@
 /// @brief The grammar constraint, a device interceptor: the sampling step masks the logits
 /// to the tokens the grammar allows in the request's state (budget-aware) and advances the
 /// state by the chosen token, from tables in backend memory; no host round trip per step.
-/// With JumpForward (intercept/jump_forward.hpp) in the same chain, steps where the grammar
-/// allows exactly one token skip the model forward.
+/// With StepSkip (intercept/step_skip.hpp) in the same chain, steps where the grammar allows
+/// exactly one token skip the model forward.
 #pragma once
 
 #include <cstdint>

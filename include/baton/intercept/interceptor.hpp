@@ -60,7 +60,7 @@
 ///       // the token's K/V is written by the next forward, batched with any other skipped
 ///       // ones. Only distribution-altering interceptors may return one.
 ///   void transform_logits(state_type&, const StepPlan&, std::span<float> logits) const;
-///       // required iff distribution_altering: mask or modify this step's logits
+///       // optional, distribution-altering interceptors only: mask or modify the logits
 ///   StepAction after_step(state_type&, const StepOutcome&) const;
 ///       // sees the chosen token; StepAction::stop ends the generation after it
 /// ```
@@ -144,7 +144,16 @@ concept DeviceInterceptor =
      { T::transform_logit(p, s, id, logit) } -> std::same_as<float>;
    });
 
-/// A host interceptor: not graph-safe, hooks called on the host at every step.
+/// Whether a host interceptor rewrites logits (the optional transform_logits hook).
+template <class T>
+concept HasHostTransform = requires(const T& t, typename T::state_type& s, const StepPlan& plan,
+                                    std::span<float> row) {
+  t.transform_logits(s, plan, row);
+};
+
+/// A host interceptor: not graph-safe, hooks called on the host at every step. transform_logits
+/// is optional, and only a distribution-altering interceptor may have it (a host interceptor
+/// may alter the distribution by supplying tokens alone, as step-skip does).
 template <class T>
 concept HostInterceptor = detail::HasInterceptorDeclarations<T> && !bool(T::graph_safe) &&
                           std::movable<typename T::state_type> &&
@@ -152,11 +161,7 @@ concept HostInterceptor = detail::HasInterceptorDeclarations<T> && !bool(T::grap
                                    const StepOutcome& outcome) {
   { t.before_step(s, plan) } -> std::same_as<std::optional<std::int32_t>>;
   { t.after_step(s, outcome) } -> std::same_as<StepAction>;
-}
-&&(!bool(T::distribution_altering) ||
-   requires(const T& t, typename T::state_type& s, const StepPlan& plan, std::span<float> row) {
-     t.transform_logits(s, plan, row);
-   });
+};
 
 /// Either kind.
 template <class T>
@@ -179,8 +184,8 @@ struct InterceptorRules {
   static_assert(bool(T::graph_safe) || HostInterceptor<T>,
                 "a host interceptor (graph_safe = false) provides before_step(state&, "
                 "const StepPlan&) -> std::optional<int32_t> and after_step(state&, const "
-                "StepOutcome&) -> StepAction, plus transform_logits(state&, const StepPlan&, "
-                "std::span<float>) when distribution_altering");
+                "StepOutcome&) -> StepAction (and, if distribution_altering, optionally "
+                "transform_logits(state&, const StepPlan&, std::span<float>))");
   static_assert(!bool(T::graph_safe) || DeviceInterceptor<T>,
                 "a device interceptor (graph_safe = true) has trivially copyable params_type "
                 "and state_type, params() -> params_type, static advance(params, state&, "

@@ -64,9 +64,10 @@ struct InterceptorCaps {
 /// stages[2] ('verify').interceptors[0]"), the stage and the interceptor.
 inline void check_card(const StageCard& card, std::string_view stage, const InterceptorCaps& i,
                        const std::string& where) {
-  BATON_CHECK(!card.exact || !i.distribution_altering, config_error, where, ": stage '", stage,
-              "' is exact, so it accepts no distribution-altering interceptor, but interceptor '",
-              i.plugin_id, "' alters the distribution");
+  BATON_CHECK(
+      !card.exact || !i.distribution_altering, config_error, where, ": stage '", stage,
+      "' is declared exact, so it accepts no distribution-altering interceptor, but interceptor '",
+      i.plugin_id, "' alters the distribution");
   BATON_CHECK(!card.graph_captured || i.graph_safe, config_error, where, ": stage '", stage,
               "' has a graph-captured decode loop, which accepts only graph-safe interceptors, "
               "but interceptor '",

@@ -21,6 +21,7 @@
 
 #include "baton/intercept/branch_state.hpp"
 #include "baton/intercept/chain.hpp"
+#include "baton/intercept/trace.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/forward.hpp"
 
@@ -44,6 +45,8 @@ struct DecodeResult {
   /// Steps at which host interceptors ran. On a device backend each is one wait of the host
   /// for the device; on the host backend it costs nothing extra and is counted the same.
   int host_waits = 0;
+  /// The trace recorder's rows, when the chain has one (a Stage fills this at finish).
+  std::vector<TraceRow> trace;
 };
 
 /// Former names, from when the loop was only greedy.
@@ -144,7 +147,8 @@ class Decoder {
                state_.last_token,
                -1};
     if constexpr (Chain::reports_forced_token && Chain::has_host_members)
-      p.forced_token = Chain::forced_token(branch_->params(), branch_->device_on_host());
+      if (host_hooks_)
+        p.forced_token = Chain::forced_token(branch_->params(), branch_->device_on_host());
     return p;
   }
   /// Feeds the accepted tokens that have not been through the model yet (one after a chosen
@@ -167,6 +171,7 @@ class Decoder {
   void transform_logits() { transform_logits(plan()); }
   void transform_logits(const StepPlan& p) {
     if constexpr (Chain::alters_on_device || Chain::alters_on_host) {
+      if (!device_transforms_ && !host_transforms_) return;
       const std::span<float> row = mutable_logits();
       if constexpr (Chain::alters_on_device) {
         const auto& params = branch_->params();
@@ -175,7 +180,9 @@ class Decoder {
         for (int id = 0; id < n; ++id)
           row[id] = Chain::transform_logit(params, states, id, row[id]);
       }
-      if constexpr (Chain::alters_on_host) chain_->transform_logits(branch_->host(), p, row);
+      if constexpr (Chain::alters_on_host) {
+        if (host_transforms_) chain_->transform_logits(branch_->host(), p, row);
+      }
     } else {
       (void)p;
     }
@@ -224,8 +231,10 @@ class Decoder {
     const StepPlan p = plan();
     std::optional<std::int32_t> supplied;
     if constexpr (Chain::has_host_members) {
-      ++result_.host_waits;
-      supplied = chain_->before_step(branch_->host(), p);
+      if (host_hooks_) {
+        ++result_.host_waits;
+        supplied = chain_->before_step(branch_->host(), p);
+      }
     }
     const bool skipped = supplied.has_value();
     if (!skipped) {
@@ -242,9 +251,11 @@ class Decoder {
       if (k >= 0) stopped_by = Chain::plugin_ids[k];
     }
     if constexpr (Chain::has_host_members) {
-      const StepOutcome outcome{p, token, skipped, skipped ? std::span<const float>{} : logits_};
-      const int k = chain_->after_step(branch_->host(), outcome);
-      if (k >= 0 && stopped_by.empty()) stopped_by = Chain::plugin_ids[k];
+      if (host_hooks_) {
+        const StepOutcome outcome{p, token, skipped, skipped ? std::span<const float>{} : logits_};
+        const int k = chain_->after_step(branch_->host(), outcome);
+        if (k >= 0 && stopped_by.empty()) stopped_by = Chain::plugin_ids[k];
+      }
     }
     hooks.after(step_view{p.step, p.position, skipped ? logits_view{} : logits_}, token);
     accept(token, stopped_by);
@@ -277,7 +288,10 @@ class Decoder {
         opt_(&opt),
         chain_(chain),
         branch_(branch),
-        stage_(stage) {
+        stage_(stage),
+        host_hooks_(chain && chain->host_members_present()),
+        device_transforms_(chain && chain->device_transforms_present()),
+        host_transforms_(chain && chain->host_transforms_present()) {
     result_.ids.reserve(opt.max_new > 0 ? opt.max_new : 0);
   }
 
@@ -297,6 +311,11 @@ class Decoder {
   const Chain* chain_;
   branch_type* branch_;
   std::string_view stage_;
+  // Which parts of the chain take part (all of a static chain; the present ones of a chain
+  // built at run time), fixed for the generation.
+  bool host_hooks_ = false;
+  bool device_transforms_ = false;
+  bool host_transforms_ = false;
   logits_view logits_{};
   DecodeState state_;
   DecodeResult result_;

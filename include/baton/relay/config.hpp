@@ -12,12 +12,14 @@
 ///     {"name": "reason", "system": "You reason.", "examples": [["q", "a"]],
 ///      "input": [{"request": true}, {"out": "extract"}, {"feedback": "verify"}], "max_new": 256,
 ///      "stop_text": ["<|im_end|>"], "grammar": {"regex": "[0-9]+ [-+*] [0-9]+"}},
-///     {"name": "verify", "input": [{"out": "reason"}], "max_new": 4}],
+///     {"name": "verify", "input": [{"out": "reason"}], "max_new": 4, "exact": true,
+///      "interceptors": [{"trace": true}]}],
 ///   "gate": {"starts_with": "PASS"}, "max_cycles": 3, "loop_from": "reason",
 ///   "max_request_tokens": 512 }
 /// ```
 /// Paths are relative to the file. Ids may always be given; text fields ("text", "system",
-/// "examples", "stop_text", a text gate) need a tokenizer and are resolved by
+/// "examples", "stop_text", a text gate, stop sequences, token sets given as text) need a
+/// tokenizer and are resolved by
 /// text/relay_text.hpp, so this header needs no tokenizer. Errors name the file and the field.
 /// A stage's "grammar" ({"regex": "..."} or {"json_schema": {...}}, docs/grammar.md) is
 /// checked here and compiled against the tokenizer by resolve_text; load_relay_spec keeps a
@@ -35,7 +37,9 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/grammar/grammar_spec.hpp"
+#include "baton/intercept/token_bytes.hpp"
 #include "baton/io/json_util.hpp"
+#include "baton/relay/interceptor_spec.hpp"
 #include "baton/relay/segments.hpp"
 
 namespace baton {
@@ -43,12 +47,6 @@ namespace baton {
 namespace grammar {
 class TokenGrammar;
 }
-
-/// Ids given directly, or text that a tokenizer will turn into ids.
-struct IdsOrText {
-  std::vector<std::int32_t> ids;
-  std::optional<std::string> text;
-};
 
 struct SegmentSpec {
   Segment::Kind kind = Segment::Kind::literal;
@@ -65,8 +63,11 @@ struct StageSpec {
   std::vector<SegmentSpec> input;
   int max_new = 0;
   std::vector<std::int32_t> stop;
-  std::vector<std::string> stop_text;           ///< each must be one token of the tokenizer
-  std::optional<grammar::GrammarSpec> grammar;  ///< the output must match it
+  std::vector<std::string> stop_text;  ///< each must be one token of the tokenizer
+  bool exact = false;                  ///< "exact": rejects distribution-altering interceptors
+  bool graph_captured = false;         ///< "graph_captured": graph-safe interceptors only
+  std::vector<InterceptorSpec> interceptors;    ///< "interceptors", in the file's order
+  std::optional<grammar::GrammarSpec> grammar;  ///< "grammar": the output must match it
   /// `grammar` compiled against the tokenizer, with `stop` as its end-of-sequence ids
   /// (resolve_text sets it).
   std::shared_ptr<const grammar::TokenGrammar> compiled_grammar;
@@ -86,8 +87,11 @@ struct RelaySpec {
   int max_cycles = 1;
   std::optional<int> loop_from;
   int max_request_tokens = 512;  ///< sizes each stage's slot (with the outputs it reads)
+  /// Every token's bytes, for stop sequences (set by resolve_text from the tokenizer).
+  std::shared_ptr<const TokenByteTable> token_bytes;
 
-  /// Whether any field is still text (needs resolve_text with a tokenizer).
+  /// Whether any field still needs the tokenizer (resolve_text): text fields, and stop
+  /// sequences (matched on token bytes) while token_bytes is unset.
   bool has_text() const {
     if (gate.needle.text) return true;
     for (const StageSpec& s : stages) {
@@ -95,6 +99,10 @@ struct RelaySpec {
       if (s.grammar && !s.compiled_grammar) return true;
       for (const SegmentSpec& g : s.input)
         if (g.literal.text) return true;
+      for (const InterceptorSpec& i : s.interceptors) {
+        if (!i.token_texts.empty()) return true;
+        if (i.kind == InterceptorSpec::Kind::stop_sequences && !token_bytes) return true;
+      }
     }
     return false;
   }
@@ -171,6 +179,53 @@ inline std::vector<std::string> known_keys_check(const nlohmann::json& obj,
   return keys;
 }
 
+/// One entry of a stage's "interceptors" array: an object with one key, the built-in's name.
+inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::string& where) {
+  const char* kinds =
+      "one of {\"stop_sequences\": [...]}, {\"allow_tokens\": [...]}, {\"deny_tokens\": "
+      "[...]}, {\"trace\": true}, {\"step_skip\": true}";
+  BATON_CHECK(g.is_object() && g.size() == 1, config_error, where, " must be ", kinds, "; got ",
+              g.dump());
+  const std::string key = g.begin().key();
+  const nlohmann::json& val = g.begin().value();
+  const std::string field = where + "." + key;
+  InterceptorSpec spec;
+  spec.where = where + " (" + key + ")";
+  if (key == "stop_sequences") {
+    spec.kind = InterceptorSpec::Kind::stop_sequences;
+    BATON_CHECK(val.is_array() && !val.empty(), config_error, field,
+                " must be a non-empty array of stop strings (text, or arrays of token ids)");
+    for (std::size_t k = 0; k < val.size(); ++k) {
+      const std::string ew = field + "[" + std::to_string(k) + "]";
+      BATON_CHECK(val[k].is_string() || val[k].is_array(), config_error, ew, " holds ",
+                  val[k].dump(), ", not a string or an array of token ids");
+      spec.stops.push_back(json_ids_or_text(val[k], ew));
+      BATON_CHECK(spec.stops.back().text ? !spec.stops.back().text->empty()
+                                         : !spec.stops.back().ids.empty(),
+                  config_error, ew, " is empty");
+    }
+  } else if (key == "allow_tokens" || key == "deny_tokens") {
+    spec.kind = key == "allow_tokens" ? InterceptorSpec::Kind::allow_tokens
+                                      : InterceptorSpec::Kind::deny_tokens;
+    BATON_CHECK(val.is_array() && !val.empty(), config_error, field,
+                " must be a non-empty array of token ids (or strings of one token each)");
+    for (std::size_t k = 0; k < val.size(); ++k) {
+      const std::string ew = field + "[" + std::to_string(k) + "]";
+      if (val[k].is_string()) {
+        spec.token_texts.push_back(val[k].get<std::string>());
+      } else {
+        spec.token_ids.push_back(json_ids(nlohmann::json::array({val[k]}), ew)[0]);
+      }
+    }
+  } else if (key == "trace" || key == "step_skip") {
+    spec.kind = key == "trace" ? InterceptorSpec::Kind::trace : InterceptorSpec::Kind::step_skip;
+    BATON_CHECK(val == true, config_error, field, ": write {\"", key, "\": true}");
+  } else {
+    BATON_FAIL(config_error, where, ": unknown interceptor '", key, "'; use ", kinds);
+  }
+  return spec;
+}
+
 }  // namespace detail
 
 /// Parses a relay description; `source` is the file (paths are resolved against its folder).
@@ -215,9 +270,10 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string where = src + ": stages[" + std::to_string(i) + "] ('" + names[i] + "')";
     const auto& s = stages[i];
-    detail::known_keys_check(s, where,
-                             {"name", "adapter", "prefix", "system", "examples", "input", "max_new",
-                              "stop", "stop_text", "grammar"});
+    detail::known_keys_check(
+        s, where,
+        {"name", "adapter", "prefix", "system", "examples", "input", "max_new", "stop", "stop_text",
+         "exact", "graph_captured", "interceptors", "grammar"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
@@ -246,6 +302,28 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
         BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", t.dump(),
                     ", not a string");
         st.stop_text.push_back(t.get<std::string>());
+      }
+    }
+    st.exact = sf.bool_or("exact", false);
+    st.graph_captured = sf.bool_or("graph_captured", false);
+    if (sf.has("interceptors")) {
+      const auto& ics = s["interceptors"];
+      BATON_CHECK(ics.is_array(), config_error, where,
+                  ".interceptors must be an array of built-in interceptors");
+      for (std::size_t k = 0; k < ics.size(); ++k) {
+        st.interceptors.push_back(
+            detail::parse_interceptor(ics[k], where + ".interceptors[" + std::to_string(k) + "]"));
+        for (std::size_t m = 0; m + 1 < st.interceptors.size(); ++m) {
+          const auto a = st.interceptors[m].kind, b = st.interceptors.back().kind;
+          const auto is_set = [](InterceptorSpec::Kind x) {
+            return x == InterceptorSpec::Kind::allow_tokens ||
+                   x == InterceptorSpec::Kind::deny_tokens;
+          };
+          BATON_CHECK(a != b && !(is_set(a) && is_set(b)), config_error,
+                      st.interceptors.back().where, ": stage '", st.name, "' already has ",
+                      interceptor_field(a), " at interceptors[", m,
+                      "]; give each built-in once (all its stops or ids in one entry)");
+        }
       }
     }
     if (sf.has("grammar")) st.grammar = detail::grammar_field(s["grammar"], where + ".grammar");

@@ -151,6 +151,11 @@ class RelayEngine {
           DecodeResult g = stages_[i]->run(input, 0);
           run.ids = std::move(g.ids);
           run.stopped = g.stopped;
+          run.stopped_by = std::string(g.stopped_by);
+          run.forwards = g.forwards;
+          run.skipped = g.skipped;
+          run.host_waits = g.host_waits;
+          run.trace = std::move(g.trace);
         } catch (...) {
           run.ms = ms_since(ts);
           r.runs.push_back(std::move(run));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baton/core/error.hpp"
+#include "baton/intercept/trace.hpp"
 
 namespace baton {
 
@@ -29,9 +30,14 @@ struct StageRun {
   int cycle = 1;  ///< 1-based
   std::string name;
   std::vector<std::int32_t> ids;  ///< generated ids (stop token excluded)
-  bool stopped = false;           ///< ended on a stop id (else max_new)
+  bool stopped = false;           ///< ended on a stop id or an interceptor's stop (else max_new)
   int input_tokens = 0;
-  double ms = 0;  ///< wall time of this stage run
+  double ms = 0;                ///< wall time of this stage run
+  std::string stopped_by;       ///< plugin_id of the interceptor that stopped it, if one did
+  int forwards = 0;             ///< model forwards (prefill included)
+  int skipped = 0;              ///< steps whose forward was skipped (step-skip)
+  int host_waits = 0;           ///< steps at which host interceptors ran
+  std::vector<TraceRow> trace;  ///< per-step rows, when the stage has a trace recorder
 };
 
 struct RelayResult {

@@ -11,13 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "baton/intercept/grammar_constraint.hpp"
-#include "baton/intercept/jump_forward.hpp"
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/host_forward.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/engine.hpp"
+#include "baton/relay/runtime_chain.hpp"
 
 namespace baton {
 
@@ -81,10 +80,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
   using Model = BaseModel<host, S>;
   using Slice = LoraSlice<kRuntimeRankBound, host>;
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
-  using StageT = Stage<Model, Slice, Cache>;
-  // A stage with a grammar: masks on the logits, and forced tokens skip the forward.
-  using GrammarStageT =
-      Stage<Model, Slice, Cache, wire::DynamicInput, Chain<GrammarConstraint<host>, JumpForward>>;
+  using StageT = Stage<Model, Slice, Cache, wire::DynamicInput, RuntimeChain<host>>;
 
  public:
   HostRuntimeRelay(const RelaySpec& spec, Model model) : model_(std::move(model)) {
@@ -118,20 +114,13 @@ class HostRuntimeRelay final : public RuntimeRelay {
       const KvShape shape{static_cast<int>(prefix_len), tail, 1};
       BATON_CHECK(!s.grammar || s.compiled_grammar, config_error, where,
                   " has a grammar; compile it with a tokenizer (resolve_text)");
-      if (s.compiled_grammar) {
+      if (s.compiled_grammar)
         BATON_CHECK(s.compiled_grammar->distance(0) <= s.max_new, grammar_error, where,
                     ": the grammar needs at least ", s.compiled_grammar->distance(0),
                     " tokens, but max_new is ", s.max_new);
-        stages_.push_back(std::make_unique<GrammarStageT>(
-            s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
-            StageLimits{s.max_new, s.stop},
-            Chain{GrammarConstraint<host>(s.compiled_grammar), JumpForward{}}));
-      } else {
-        stages_.push_back(std::make_unique<StageT>(s.name, model_, std::move(slice), shape,
-                                                   s.prefix, wire::DynamicInput{std::move(segs)},
-                                                   StageLimits{s.max_new, s.stop}));
-      }
-      prefixes_.push_back(s.prefix);
+      stages_.push_back(std::make_unique<StageT>(
+          s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
+          StageLimits{s.max_new, s.stop}, build_runtime_chain<host>(s, spec, vocab)));
       ptrs.push_back(stages_.back().get());
     }
     engine_ = std::make_unique<RelayEngine<host>>(std::move(ptrs));
@@ -159,7 +148,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
     for (const auto& s : stages_) names.push_back(s->name());
     return names;
   }
-  std::vector<std::int32_t> prefix(int stage) const override { return prefixes_.at(stage); }
+  std::vector<std::int32_t> prefix(int stage) const override { return stages_.at(stage)->prefix(); }
 
  private:
   void check_request(std::span<const std::int32_t> request) const {
@@ -169,8 +158,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
   }
 
   Model model_;  // declared first: the stages hold a reference to it
-  std::vector<std::unique_ptr<StageBase<host>>> stages_;
-  std::vector<std::vector<std::int32_t>> prefixes_;
+  std::vector<std::unique_ptr<StageT>> stages_;
   std::unique_ptr<RelayEngine<host>> engine_;
   RelayOptions options_;
   int max_request_ = 0;

@@ -244,6 +244,7 @@ class Session {
 
   DecodeResult release() {
     DecodeResult r = decoder_.take_result();
+    if (auto* rows = trace_rows(request_->branch(0).host())) r.trace = std::move(*rows);
     if (stage_) stage_->busy_[slot_] = false;
     stage_ = nullptr;
     return r;

@@ -5,6 +5,7 @@
 ///        is built. Stages still hand ids to each other; text is only the way users write it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "baton/grammar/grammar.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/text/chat.hpp"
+#include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"
 
 namespace baton {
@@ -22,6 +24,8 @@ namespace baton {
 ///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns);
 ///  - "stop_text": each must be exactly one token (a multi-token stop sequence is an
 ///    interceptor's job, not a stop id);
+///  - interceptors: token-set strings become their one token each; stop sequences get the
+///    tokenizer's byte table (RelaySpec::token_bytes: they match on decoded bytes).
 ///  - "grammar": compiled against the tokenizer's vocabulary, the stage's stop ids as its
 ///    end-of-sequence ids (allowed exactly where the output is a complete match).
 inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
@@ -50,6 +54,19 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
       s.stop.push_back(ids[0]);
     }
     s.stop_text.clear();
+    for (InterceptorSpec& i : s.interceptors) {
+      for (const std::string& t : i.token_texts) {
+        const auto ids = tok.encode(t);
+        BATON_CHECK(ids.size() == 1, config_error, i.where, ": \"", t, "\" is ", ids.size(),
+                    " tokens; a token set lists single tokens (give ids, or one string per token)");
+        i.token_ids.push_back(ids[0]);
+      }
+      i.token_texts.clear();
+      if (i.kind == InterceptorSpec::Kind::stop_sequences && !spec.token_bytes) {
+        spec.token_bytes = std::make_shared<const TokenByteTable>(
+            token_byte_table(tok, static_cast<int>(tok.vocab_size())));
+      }
+    }
     if (s.grammar && !s.compiled_grammar) {
       try {
         s.compiled_grammar = grammar::compile_grammar(
