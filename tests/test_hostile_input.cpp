@@ -16,6 +16,8 @@
 //   tokenizer vocab id bound back to 2^30        -> case 4 (vocabulary) fails
 //   parse through nlohmann's callback parser     -> case 2 runs past the 60 s timeout
 //   BOM check removed / duplicate-key check off  -> case 6 fails
+//   io::with_field catches nothing               -> case 7 (tokenizer field names): 14 checks fail
+//   BaseModel::check_all_used not called         -> case 6 (unused tensors) fails
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -352,4 +354,135 @@ TEST_CASE("7. a dispatch error lists every supported value") {
                "head_dim = 256 is not instantiated; supported: 64, 128");
   EXPECT_ERROR(config_error, (dispatch_exact<64, 128>("head_dim", 256, [](auto v) { return v(); })),
                "supported: 64, 128");
+}
+
+TEST_CASE("7. a value of the wrong type in tokenizer.json names its field") {
+  const fs::path dir = fresh_dir("hostile_tok_types");
+  int vocab = 0;
+  const json good = chatml_tokenizer_json(vocab);
+  const auto expect_field = [&](json tok, const std::string& field) {
+    write_json(dir / "tokenizer.json", tok);
+    const std::string msg =
+        message<format_error>([&] { (void)Tokenizer::from_file(dir / "tokenizer.json"); });
+    CHECK_MESSAGE(msg.find("tokenizer.json") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("field '" + field + "'") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("json.exception") == std::string::npos, msg);  // nlohmann's tag cut
+    check_short(msg);
+  };
+  json t = good;
+  t["added_tokens"][1]["content"] = 5;
+  expect_field(t, "added_tokens[1]");
+  t = good;
+  t["added_tokens"][0]["special"] = "yes";
+  expect_field(t, "added_tokens[0]");
+  t = good;
+  t["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = json::array({1, 2});
+  expect_field(t, "pre_tokenizer.pretokenizers[0]");
+  t = good;
+  t["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = 3;
+  expect_field(t, "pre_tokenizer.pretokenizers[1]");
+  t = good;
+  t["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", 7}}}}};
+  write_json(dir / "tokenizer.json", t);
+  EXPECT_ERROR(format_error, Tokenizer::from_file(dir / "tokenizer.json"),
+               "normalizer.normalizers[0] must be null or an object with a \"type\"");
+  t = good;
+  t["model"]["ignore_merges"] = "no";
+  expect_field(t, "model");
+  t = good;
+  t["decoder"]["type"] = 1;
+  expect_field(t, "decoder");
+  t = good;
+  t["post_processor"] = {{"type", "Sequence"},
+                         {"processors", {{{"type", "TemplateProcessing"}, {"single", 4}}}}};
+  expect_field(t, "post_processor.processors[0]");
+  // The untouched file still loads: the checks are not refusing valid input.
+  write_json(dir / "tokenizer.json", good);
+  CHECK(Tokenizer::from_file(dir / "tokenizer.json").encode("the star").size() > 0);
+}
+
+TEST_CASE("6. a tensor the model does not use is an error, not silently dropped") {
+  TinySpec s;
+  const fs::path dir = fresh_dir("hostile_unused");
+  const auto write_with = [&](const std::string& extra, std::vector<std::int64_t> shape) {
+    TinyModel tm = make_tiny_model(s);
+    std::size_t n = 1;
+    for (auto d : shape) n *= static_cast<std::size_t>(d);
+    tm.tensors[extra] = std::vector<float>(n, 0.5f);
+    tm.shapes[extra] = shape;
+    write_tiny_model(tm, dir);
+  };
+  // q/k/v biases in the file while config.json says the model has none (Llama).
+  s.arch = Architecture::llama;
+  write_with("model.layers.0.self_attn.q_proj.bias", {s.heads * s.head_dim});
+  EXPECT_ERROR(format_error, (load_model<host, f32>(dir)), dir.string(),
+               "1 tensor(s) that model family 'qwen2' with this config.json does not use",
+               "'model.layers.0.self_attn.q_proj.bias'");
+  // Another architecture's extra tensor.
+  s.arch = Architecture::qwen2;
+  write_with("model.layers.1.mlp.expert_gate.weight", {4, 4});
+  EXPECT_ERROR(format_error, (load_model<host, f32>(dir)),
+               "'model.layers.1.mlp.expert_gate.weight'");
+  // What Hugging Face itself ignores loads: a persisted rotary buffer, a head beside tied
+  // embeddings.
+  write_with("model.layers.0.self_attn.rotary_emb.inv_freq", {s.head_dim / 2});
+  CHECK_NOTHROW((void)load_model<host, f32>(dir));
+  s.tie = true;
+  write_with("lm_head.weight", {s.vocab, s.hidden});
+  CHECK_NOTHROW((void)load_model<host, f32>(dir));
+}
+
+TEST_CASE("6. an adapter naming another base model is reported, and can be made an error") {
+  TinySpec s;
+  const TinyModel tm = make_tiny_model(s);
+  const fs::path root = fresh_dir("hostile_base_name");
+  write_tiny_model(tm, root / "tiny");  // the tiny adapters say base_model_name_or_path "tiny"
+  write_tiny_model(tm, root / "other-model");
+  write_tiny_adapter(make_tiny_adapter(tm.cfg, TinyAdapterSpec{}), root / "adapter");
+  const auto same = load_model<host, f32>(root / "tiny");
+  const auto other = load_model<host, f32>(root / "other-model");
+  const Slice for_same = Slice::load(root / "adapter", same);
+  const Slice for_other = Slice::load(root / "adapter", other);  // shapes fit: it loads
+  CHECK(for_same.base_model() == "tiny");
+  CHECK_FALSE(base_model_mismatch(for_same, same).has_value());
+  const auto why = base_model_mismatch(for_other, other);
+  REQUIRE(why.has_value());
+  CHECK(why->find("\"tiny\"") != std::string::npos);
+  CHECK(why->find("other-model") != std::string::npos);
+  CHECK_NOTHROW(require_same_base(for_same, same));
+  EXPECT_ERROR(config_error, require_same_base(for_other, other), "trained on \"tiny\"",
+               "other-model");
+  // Hub ids and trailing slashes compare by their last component, case aside.
+  CHECK(model_basename("Qwen/Qwen2.5-0.5B-Instruct/") == "qwen2.5-0.5b-instruct");
+  CHECK(model_basename("models\\Tiny") == "tiny");
+  CHECK_FALSE(base_model_mismatch(Slice::none(tm.cfg), other).has_value());  // no adapter
+}
+
+TEST_CASE("4. the read limits are the caller's to raise or lower, per loader") {
+  TinySpec s;
+  const TinyModel tm = make_tiny_model(s);
+  const fs::path dir = fresh_dir("hostile_limits");
+  write_tiny_model(tm, dir / "model");
+  write_tiny_adapter(make_tiny_adapter(tm.cfg, TinyAdapterSpec{}), dir / "adapter");
+  int vocab = 0;
+  write_json(dir / "tokenizer.json", chatml_tokenizer_json(vocab));
+  write_json(dir / "relay.json", json{{"model", "model"}, {"stages", json::array()}});
+
+  const io::ReadLimits tiny_files{.config_bytes = 8, .tokenizer_bytes = 8};
+  EXPECT_ERROR(io_error, (load_model<host, f32>(dir / "model", tiny_files)), "config.json",
+               "more than the limit of 8 bytes");
+  const auto model = load_model<host, f32>(dir / "model");
+  EXPECT_ERROR(io_error, Slice::load(dir / "adapter", model, tiny_files), "adapter_config.json",
+               "more than the limit of 8 bytes");
+  EXPECT_ERROR(io_error, Tokenizer::from_file(dir / "tokenizer.json", tiny_files), "tokenizer.json",
+               "more than the limit of 8 bytes");
+  EXPECT_ERROR(io_error, load_relay_spec(dir / "relay.json", tiny_files), "relay.json",
+               "more than the limit of 8 bytes");
+
+  // Nesting past the default limit in an ignored field: refused by default, read when raised.
+  json cfg = config_json(tm);
+  cfg["notes"] = json::parse(nested(70));
+  write_json(dir / "model" / "config.json", cfg);
+  EXPECT_ERROR(format_error, (load_model<host, f32>(dir / "model")), "deeper than 64 levels");
+  CHECK_NOTHROW((void)load_model<host, f32>(dir / "model", io::ReadLimits{.json_depth = 80}));
 }

@@ -41,6 +41,7 @@
 #include "baton/io/peft_config.hpp"
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
+#include "baton/lora/base_model_check.hpp"
 #include "baton/model/decode.hpp"
 #include "baton/model/family/qwen3.hpp"
 #include "baton/model/host_forward.hpp"
@@ -167,6 +168,8 @@ Generated generate(const Args& a, const std::vector<std::int32_t>& prompt,
   const auto model = baton::load_model<host, S, F>(a.model);
   const auto slice =
       a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model);
+  if (const auto why = base_model_mismatch(slice, model))
+    std::cerr << "baton: warning: " << *why << "\n";
   const int n = static_cast<int>(prompt.size());
   // In long long: --max-new 2147483647 plus the prompt must not wrap into a negative size.
   const long long positions = static_cast<long long>(n) + a.max_new;

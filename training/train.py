@@ -388,6 +388,9 @@ def main():
             continue
         t = time.time()
         model = train_adapter(base, name, ex[name], hp, args.seed + 100 + i, pad)
+        # PEFT records the path the base was loaded from (a scratch folder here); name the
+        # bundled model instead, which is what baton compares it with (lora/base_model_check.hpp).
+        model.peft_config["default"].base_model_name_or_path = "word-problems"
         d = os.path.join(out, "adapters", name)
         model.save_pretrained(d, safe_serialization=True)
         if os.path.exists(os.path.join(d, "README.md")):

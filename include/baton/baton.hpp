@@ -24,6 +24,7 @@
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/kv/kv_view.hpp"
 #include "baton/kv/layout.hpp"
+#include "baton/lora/base_model_check.hpp"
 #include "baton/lora/lora_dims.hpp"
 #include "baton/lora/lora_slice.hpp"
 #include "baton/model/base_model.hpp"

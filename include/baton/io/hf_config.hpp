@@ -197,11 +197,11 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
 /// Reads and parses `model_dir`/config.json (format_error for malformed JSON or duplicate
 /// keys, io_error if unreadable, config_error for unsupported/invalid content).
 inline ModelConfig load_model_config(const std::filesystem::path& model_dir,
-                                     std::span<const std::string_view> extra_architectures = {}) {
+                                     std::span<const std::string_view> extra_architectures = {},
+                                     const ReadLimits& limits = {}) {
   const std::filesystem::path file = model_dir / "config.json";
-  const std::string source = file.string();
-  return parse_model_config(parse_json_strict(read_text_file(file), source), source,
-                            extra_architectures);
+  return parse_model_config(read_json_file(file, limits.config_bytes, limits.json_depth),
+                            file.string(), extra_architectures);
 }
 
 }  // namespace baton::io

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,21 @@ namespace baton::io {
 /// before it is read, so `/dev/zero` or a multi-GB "config" cannot exhaust memory.
 inline constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;      ///< config/adapter/index/relay
 inline constexpr std::uintmax_t kMaxTokenizerBytes = 256u << 20;  ///< tokenizer.json
+
+/// How deeply JSON arrays/objects may nest in any file baton reads. Real configs, headers
+/// and tokenizer.json files nest fewer than 10 levels; nlohmann's dump(), copy and destructor
+/// recurse once per level, so an unbounded depth is a stack overflow waiting for a message.
+inline constexpr int kMaxJsonDepth = 64;
+
+/// What reading one model folder, adapter, tokenizer or relay file may cost at most. The
+/// defaults hold every real file with a wide margin; a caller with an unusual file raises a
+/// cap here and passes the limits to the loader (load_model, LoraSlice::load,
+/// Tokenizer::from_file, load_relay_spec) instead of going through the lower-level functions.
+struct ReadLimits {
+  std::uintmax_t config_bytes = kMaxConfigBytes;        ///< config/adapter/index/relay files
+  std::uintmax_t tokenizer_bytes = kMaxTokenizerBytes;  ///< tokenizer.json
+  int json_depth = kMaxJsonDepth;                       ///< nesting of any JSON file
+};
 
 /// Reads a whole text file of at most `max_bytes`: config.json, adapter_config.json, an
 /// index, a relay or tokenizer file. The path must name a regular file (a FIFO would block,
@@ -101,11 +117,6 @@ inline std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
   }
   return std::nullopt;
 }
-
-/// How deeply JSON arrays/objects may nest in any file baton reads. Real configs, headers
-/// and tokenizer.json files nest fewer than 10 levels; nlohmann's dump(), copy and destructor
-/// recurse once per level, so an unbounded depth is a stack overflow waiting for a message.
-inline constexpr int kMaxJsonDepth = 64;
 
 namespace detail {
 
@@ -224,6 +235,13 @@ Json parse_json_strict(std::string_view text, std::string_view source,
   }
 }
 
+/// read_text_file + parse_json_strict, the pair every JSON file goes through; `source` in
+/// messages is the path.
+template <class Json = nlohmann::json>
+Json read_json_file(const std::filesystem::path& path, std::uintmax_t max_bytes, int max_depth) {
+  return parse_json_strict<Json>(read_text_file(path, max_bytes), path.string(), max_depth);
+}
+
 /// A JSON integer >= 0 (signed or unsigned storage alike: parsed text gives unsigned,
 /// values assigned in code give signed), or nullopt for anything else.
 template <class Json>
@@ -248,6 +266,24 @@ std::string show(const Json& v) {
 }
 
 }  // namespace detail
+
+/// Runs `read`, which takes values out of the JSON at `field` (a path such as
+/// "added_tokens[3]" or "pre_tokenizer.pretokenizers[1]"), and turns a JSON type or range
+/// error thrown by nlohmann's accessors into a format_error naming `source` and `field`:
+/// "tokenizer.json: field 'added_tokens[3]': type must be string, but is number". Errors that
+/// are already baton errors pass through unchanged, so nested fields keep the innermost name.
+template <class Read>
+decltype(auto) with_field(std::string_view source, std::string_view field, Read&& read) {
+  try {
+    return std::forward<Read>(read)();
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann's messages start with "[json.exception.type_error.302] ": keep the reason only.
+    std::string_view what = e.what();
+    if (const auto close = what.find("] "); what.starts_with("[json.") && close != what.npos)
+      what.remove_prefix(close + 2);
+    BATON_FAIL(format_error, source, ": field '", field, "': ", detail::excerpt(what, 200));
+  }
+}
 
 /// Typed access to the fields of one JSON object; every failure is a config_error of the
 /// form "<source>: field '<name>' = <value> <problem>". Null counts as absent, because

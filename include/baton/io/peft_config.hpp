@@ -380,11 +380,12 @@ inline AdapterConfig parse_adapter_config(const nlohmann::ordered_json& j,
 
 /// Reads `adapter_dir`/adapter_config.json (key order kept; format_error on malformed JSON
 /// or duplicate keys; io_error if unreadable).
-inline AdapterConfig load_adapter_config(const std::filesystem::path& adapter_dir) {
+inline AdapterConfig load_adapter_config(const std::filesystem::path& adapter_dir,
+                                         const ReadLimits& limits = {}) {
   const std::filesystem::path file = adapter_dir / "adapter_config.json";
-  const std::string source = file.string();
   return parse_adapter_config(
-      parse_json_strict<nlohmann::ordered_json>(read_text_file(file), source), source);
+      read_json_file<nlohmann::ordered_json>(file, limits.config_bytes, limits.json_depth),
+      file.string());
 }
 
 /// PEFT tensor names: "base_model.model.model.layers.{i}.{self_attn|mlp}.{q_proj..}.lora_A.weight"

@@ -376,11 +376,11 @@ class TensorSource {
  public:
   /// model.safetensors.index.json if present, else model.safetensors; io_error naming `dir`
   /// if neither exists.
-  static TensorSource open_dir(const std::filesystem::path& dir) {
+  static TensorSource open_dir(const std::filesystem::path& dir, const ReadLimits& limits = {}) {
     const auto index = dir / "model.safetensors.index.json";
     const auto single = dir / "model.safetensors";
     std::error_code ec;
-    if (std::filesystem::exists(index, ec)) return open_index(index);
+    if (std::filesystem::exists(index, ec)) return open_index(index, limits);
     if (std::filesystem::exists(single, ec)) {
       TensorSource s = open_file(single);
       s.where_ = dir.string();
@@ -401,12 +401,13 @@ class TensorSource {
   }
 
   /// A sharded model through its index file (the shards lie next to it).
-  static TensorSource open_index(const std::filesystem::path& index_file) {
+  static TensorSource open_index(const std::filesystem::path& index_file,
+                                 const ReadLimits& limits = {}) {
     TensorSource s;
     const std::filesystem::path dir = index_file.parent_path();
     s.where_ = dir.empty() ? index_file.string() : dir.string();
     const std::string src = index_file.string();
-    const nlohmann::json j = parse_json_strict(read_text_file(index_file), src);
+    const nlohmann::json j = read_json_file(index_file, limits.config_bytes, limits.json_depth);
     BATON_CHECK(j.is_object(), format_error, src, ": not a JSON object");
     const auto wm = j.find("weight_map");
     BATON_CHECK(wm != j.end() && wm->is_object(), format_error, src,

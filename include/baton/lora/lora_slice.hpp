@@ -68,25 +68,28 @@ class LoraSlice {
     { m.config() } -> std::convertible_to<const ModelConfig&>;
     { m.lora_shapes() } -> std::same_as<LoraShapes>;
   }
-  static LoraSlice load(const std::filesystem::path& dir, const Model& model) {
-    return load(dir, model.config(), model.lora_shapes());
+  static LoraSlice load(const std::filesystem::path& dir, const Model& model,
+                        const io::ReadLimits& limits = {}) {
+    return load(dir, model.config(), model.lora_shapes(), limits);
   }
 
   /// Loads a PEFT adapter folder for a model with `cfg` and the standard decoder projections
   /// (every family baton ships; pass the model itself for a family with other shapes).
-  static LoraSlice load(const std::filesystem::path& dir, const ModelConfig& cfg) {
-    return load(dir, cfg, decoder_lora_shapes(cfg));
+  static LoraSlice load(const std::filesystem::path& dir, const ModelConfig& cfg,
+                        const io::ReadLimits& limits = {}) {
+    return load(dir, cfg, decoder_lora_shapes(cfg), limits);
   }
 
   /// Loads a PEFT adapter folder (adapter_config.json + adapter_model.safetensors) whose
   /// modules must have the widths in `shapes`.
   static LoraSlice load(const std::filesystem::path& dir, const ModelConfig& cfg,
-                        const LoraShapes& shapes) {
-    const io::AdapterConfig ac = io::load_adapter_config(dir);
+                        const LoraShapes& shapes, const io::ReadLimits& limits = {}) {
+    const io::AdapterConfig ac = io::load_adapter_config(dir, limits);
     const std::filesystem::path file = dir / "adapter_model.safetensors";
     const io::TensorSource src = io::TensorSource::open_file(file);
     LoraSlice s = none(cfg);
     s.name_ = dir.string();
+    s.base_model_ = ac.base_model_name_or_path;
     std::size_t used = 0;
     for (int layer = 0; layer < cfg.num_layers; ++layer) {
       for (int ti = 0; ti < kLoraTargetCount; ++ti) {
@@ -143,11 +146,15 @@ class LoraSlice {
   }
   int num_layers() const { return static_cast<int>(modules_.size()); }
   const std::string& name() const { return name_; }
+  /// The adapter's `base_model_name_or_path` as written ("" if absent or no adapter): the
+  /// model it says it was trained on (see lora/base_model_check.hpp).
+  const std::string& base_model() const { return base_model_; }
 
  private:
   LoraSlice() = default;
   std::vector<std::array<std::optional<Module>, kLoraTargetCount>> modules_;
   std::string name_;
+  std::string base_model_;
 };
 
 }  // namespace baton

@@ -45,9 +45,10 @@ class BaseModel {
   /// Loads config.json and the safetensors weights of a Hugging Face model folder.
   /// Tensors of another float dtype are converted to S (narrowing rounds to nearest even).
   /// A folder of another family is a config_error that names the family to use.
-  static BaseModel load(const std::filesystem::path& dir) {
+  /// `limits` caps the JSON files read (config.json, a shard index).
+  static BaseModel load(const std::filesystem::path& dir, const io::ReadLimits& limits = {}) {
     BaseModel m;
-    m.config_ = io::load_model_config(dir, F::architectures);
+    m.config_ = io::load_model_config(dir, F::architectures, limits);
     m.source_ = dir.string();
     const ModelConfig& c = m.config_;
     bool ours = false;
@@ -56,7 +57,7 @@ class BaseModel {
                 c.architecture_name, "\" is not run by model family '", F::name,
                 "'; load it as BaseModel<B, S, family::X> with the family that runs it (see "
                 "model/family/)");
-    const io::TensorSource src = io::TensorSource::open_dir(dir);
+    const io::TensorSource src = io::TensorSource::open_dir(dir, limits);
     check_layer_count(src, c);
     const WeightReader<B> reader(src);
     const auto z = [](int v) { return static_cast<std::size_t>(v); };
@@ -72,6 +73,7 @@ class BaseModel {
     for (int i = 0; i < c.num_layers; ++i) {
       m.layers_.push_back(F::template load_layer<B, S>(reader, c, i));
     }
+    check_all_used(reader, c);
     const std::vector<double> inv =
         kernels::rope_inverse_frequencies(c.head_dim, c.rope_theta, c.rope_scaling);
     const std::vector<float> inv_f(inv.begin(), inv.end());
@@ -140,6 +142,32 @@ class BaseModel {
                 highest + 1, " layers (model.layers.0 .. model.layers.", highest, ")");
   }
 
+  /// Every tensor of the checkpoint must be one the family read: a tensor left over means
+  /// the weights say more than config.json (q/k/v biases under attention_bias = false, a
+  /// head under tie_word_embeddings = true that differs from the embedding, another
+  /// architecture's extras), and dropping it silently would run a different model. Two
+  /// leftovers are what Hugging Face itself ignores: the rotary `inv_freq` buffers older
+  /// exports persisted (recomputed from config.json), and `lm_head.weight` beside tied
+  /// embeddings (transformers ties it to the embedding at load).
+  static void check_all_used(const WeightReader<B>& reader, const ModelConfig& c) {
+    std::vector<std::string> extra;
+    for (std::string& n : reader.unused()) {
+      if (n.ends_with(".rotary_emb.inv_freq")) continue;
+      if (c.tie_word_embeddings && n == F::head_name) continue;
+      extra.push_back(std::move(n));
+    }
+    if (extra.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < extra.size() && i < 5; ++i)
+      list += (i ? ", '" : "'") + io::detail::excerpt(extra[i]) + "'";
+    if (extra.size() > 5) list += ", ...";
+    BATON_FAIL(format_error, "model ", reader.source().where(), ": ", extra.size(),
+               " tensor(s) that model family '", F::name,
+               "' with this config.json does not use: ", list,
+               " (weights of another architecture, or a config.json that does not "
+               "describe them, e.g. attention_bias or tie_word_embeddings)");
+  }
+
   ModelConfig config_;
   std::string source_;
   typename B::template buffer<S> embed_;
@@ -152,8 +180,8 @@ class BaseModel {
 /// Loads a model folder keeping weights in S: `load_model<host, bf16>("Qwen2.5-0.5B/")`, or
 /// `load_model<host, bf16, family::Qwen3>("Qwen3-0.6B/")`.
 template <Backend B, StorageType S, ModelFamily F = family::Qwen2>
-BaseModel<B, S, F> load_model(const std::filesystem::path& dir) {
-  return BaseModel<B, S, F>::load(dir);
+BaseModel<B, S, F> load_model(const std::filesystem::path& dir, const io::ReadLimits& limits = {}) {
+  return BaseModel<B, S, F>::load(dir, limits);
 }
 
 /// The storage type a model folder's weights have (that of its embedding table).

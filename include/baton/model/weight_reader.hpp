@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,9 +18,9 @@
 
 namespace baton {
 
-/// Reads tensors of one checkpoint into backend buffers. Shapes are checked against what the
-/// caller states (shape_error naming the tensor and both shapes); other float dtypes convert
-/// to T (narrowing rounds to nearest even).
+/// Reads tensors of one checkpoint into backend buffers, remembering which it read. Shapes are
+/// checked against what the caller states (shape_error naming the tensor and both shapes); other
+/// float dtypes convert to T (narrowing rounds to nearest even).
 template <Backend B>
 class WeightReader {
  public:
@@ -28,6 +30,7 @@ class WeightReader {
   template <class T>
   typename B::template buffer<T> read(const std::string& name,
                                       std::initializer_list<std::size_t> shape) const {
+    used_.insert(name);
     const std::vector<T> host = src_->template read<T>(name, std::span<const std::size_t>(shape));
     return B::upload(std::span<const T>(host));
   }
@@ -45,6 +48,7 @@ class WeightReader {
     std::vector<T> host(total);
     std::size_t off = 0;
     for (const Part& p : parts) {
+      used_.insert(p.name);
       const std::size_t n = elements(p.shape);
       src_->template read_into<T>(p.name, std::span<const std::size_t>(p.shape),
                                   std::span<T>(host.data() + off, n));
@@ -55,6 +59,14 @@ class WeightReader {
 
   const io::TensorSource& source() const { return *src_; }
 
+  /// The checkpoint's tensors that no read() or concat() asked for, in the file's order.
+  std::vector<std::string> unused() const {
+    std::vector<std::string> out;
+    for (const std::string& n : src_->names())
+      if (!used_.contains(n)) out.push_back(n);
+    return out;
+  }
+
  private:
   static std::size_t elements(const std::vector<std::size_t>& shape) {
     std::size_t n = 1;
@@ -62,6 +74,8 @@ class WeightReader {
     return n;
   }
   const io::TensorSource* src_;
+  // What the family asked for, so a load can refuse tensors it would silently drop.
+  mutable std::set<std::string, std::less<>> used_;
 };
 
 }  // namespace baton

@@ -116,7 +116,7 @@ inline std::vector<std::int32_t> json_ids(const nlohmann::json& v, const std::st
   for (const auto& e : v) {
     BATON_CHECK(e.is_number_integer() && e.get<long long>() >= 0 &&
                     e.get<long long>() <= std::numeric_limits<std::int32_t>::max(),
-                config_error, where, " holds ", e.dump(), ", not a token id");
+                config_error, where, " holds ", io::detail::show(e), ", not a token id");
     ids.push_back(e.get<std::int32_t>());
   }
   return ids;
@@ -286,7 +286,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                   ".examples must be an array of [user, assistant]");
       for (const auto& e : ex) {
         BATON_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(),
-                    config_error, where, ".examples holds ", e.dump(), ", not [user, assistant]");
+                    config_error, where, ".examples holds ", io::detail::show(e),
+                    ", not [user, assistant]");
         st.examples.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
       }
     }
@@ -299,7 +300,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       BATON_CHECK(s["stop_text"].is_array(), config_error, where,
                   ".stop_text must be an array of strings");
       for (const auto& t : s["stop_text"]) {
-        BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", t.dump(),
+        BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", io::detail::show(t),
                     ", not a string");
         st.stop_text.push_back(t.get<std::string>());
       }
@@ -336,7 +337,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       BATON_CHECK(g.is_object() && g.size() == 1, config_error, gw,
                   " must be one of {\"ids\": [...]}, {\"text\": \"...\"}, {\"request\": true}, "
                   "{\"out\": stage}, {\"feedback\": stage}; got ",
-                  g.dump());
+                  io::detail::show(g));
       // The one key of the object (not through items(): its proxy is a temporary).
       const std::string key = g.begin().key();
       const nlohmann::json& val = g.begin().value();
@@ -386,11 +387,14 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
 }
 
 /// Reads and parses a relay JSON file (strict JSON: duplicate keys are errors).
-inline RelaySpec load_relay_spec(const std::filesystem::path& file) {
-  const std::string text = io::read_text_file(file);
-  RelaySpec spec = parse_relay_spec(io::parse_json_strict(text, file.string()), file);
+inline RelaySpec load_relay_spec(const std::filesystem::path& file,
+                                 const io::ReadLimits& limits = {}) {
+  const std::string text = io::read_text_file(file, limits.config_bytes);
+  RelaySpec spec =
+      parse_relay_spec(io::parse_json_strict(text, file.string(), limits.json_depth), file);
   // A schema's properties are emitted in the order written: read them again, in order.
-  const auto ordered = nlohmann::ordered_json::parse(text);
+  const auto ordered =
+      io::parse_json_strict<nlohmann::ordered_json>(text, file.string(), limits.json_depth);
   for (std::size_t i = 0; i < spec.stages.size(); ++i) {
     const auto& st = ordered["stages"][i];
     if (spec.stages[i].grammar && st.contains("grammar") && st["grammar"].contains("json_schema"))

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/io/json_util.hpp"
 
 namespace baton::text {
 
@@ -30,7 +31,7 @@ class Normalizer {
   /// Parses `normalizer` (null, one object, or a "Sequence"); `source` names the file.
   static Normalizer from_json(const nlohmann::json& j, std::string_view source) {
     Normalizer n;
-    n.add(j, source);
+    n.add(j, source, "normalizer");
     return n;
   }
 
@@ -83,15 +84,20 @@ class Normalizer {
   }
 
  private:
-  void add(const nlohmann::json& j, std::string_view source) {
+  // `field` names `j` in errors ("normalizer.normalizers[2]").
+  void add(const nlohmann::json& j, std::string_view source, const std::string& field) {
     if (j.is_null()) return;
     BATON_CHECK(j.is_object() && j.contains("type") && j["type"].is_string(), format_error, source,
-                ": normalizer must be null or an object with a \"type\"");
+                ": ", field, " must be null or an object with a \"type\"");
     const std::string type = j["type"].get<std::string>();
     if (type == "Sequence") {
       BATON_CHECK(j.contains("normalizers") && j["normalizers"].is_array(), format_error, source,
                   ": normalizer Sequence without a \"normalizers\" array");
-      for (const auto& sub : j["normalizers"]) add(sub, source);
+      std::size_t i = 0;
+      for (const auto& sub : j["normalizers"]) {
+        const std::string sub_field = field + ".normalizers[" + std::to_string(i++) + "]";
+        io::with_field(source, sub_field, [&] { add(sub, source, sub_field); });
+      }
     } else if (type == "NFC") {
       forms_.push_back(NormalForm::nfc);
     } else if (type == "NFD") {
@@ -101,7 +107,7 @@ class Normalizer {
     } else if (type == "NFKD") {
       forms_.push_back(NormalForm::nfkd);
     } else {
-      BATON_FAIL(tokenizer_error, source, ": normalizer type \"", type,
+      BATON_FAIL(tokenizer_error, source, ": ", field, " type \"", type,
                  "\" is not supported (baton supports NFC, NFD, NFKC, NFKD and Sequence of them)");
     }
   }

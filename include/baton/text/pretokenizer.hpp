@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/io/json_util.hpp"
 
 namespace baton::text {
 
@@ -119,7 +120,7 @@ class PreTokenizer {
   /// says that the tokenizer is byte-level.
   static PreTokenizer from_json(const nlohmann::json& j, std::string_view source) {
     PreTokenizer p;
-    p.add(j, source, true);
+    p.add(j, source, true, "pre_tokenizer");
     BATON_CHECK(p.byte_level_, tokenizer_error, source,
                 ": pre_tokenizer has no ByteLevel step, so this is not a byte-level BPE "
                 "tokenizer (Metaspace/sentencepiece-style tokenizers are not supported)");
@@ -182,7 +183,8 @@ class PreTokenizer {
     if (last < text.size()) split_level(text.substr(last), level + 1, state, word);
   }
 
-  void add(const nlohmann::json& j, std::string_view source, bool first) {
+  // `field` names `j` in errors ("pre_tokenizer.pretokenizers[1]").
+  void add(const nlohmann::json& j, std::string_view source, bool first, const std::string& field) {
     BATON_CHECK(j.is_object() && j.contains("type") && j["type"].is_string(), tokenizer_error,
                 source,
                 ": pre_tokenizer must be an object with a \"type\" (a byte-level BPE "
@@ -192,8 +194,10 @@ class PreTokenizer {
       BATON_CHECK(j.contains("pretokenizers") && j["pretokenizers"].is_array(), format_error,
                   source, ": pre_tokenizer Sequence without a \"pretokenizers\" array");
       bool sub_first = first;
+      std::size_t i = 0;
       for (const auto& sub : j["pretokenizers"]) {
-        add(sub, source, sub_first);
+        const std::string sub_field = field + ".pretokenizers[" + std::to_string(i++) + "]";
+        io::with_field(source, sub_field, [&] { add(sub, source, sub_first, sub_field); });
         sub_first = false;
       }
     } else if (type == "Split") {

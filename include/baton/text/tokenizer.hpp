@@ -48,14 +48,13 @@ class Tokenizer {
   struct State;
 
  public:
-  /// Reads and parses a tokenizer.json file.
-  static Tokenizer from_file(const std::filesystem::path& path) {
+  /// Reads and parses a tokenizer.json file within `limits` (docs/security.md).
+  static Tokenizer from_file(const std::filesystem::path& path, const io::ReadLimits& limits = {}) {
     // Strict like every other JSON input: size cap, regular file, nesting limit (the
     // pre-tokenizer/normalizer Sequences are copied recursively), duplicate keys (a second
     // "normalizer" must not silently win), no trailing bytes.
     const std::string source = path.string();
-    return from_json(
-        io::parse_json_strict(io::read_text_file(path, io::kMaxTokenizerBytes), source), source);
+    return from_json(io::read_json_file(path, limits.tokenizer_bytes, limits.json_depth), source);
   }
 
   /// Builds a tokenizer from parsed tokenizer.json content; `source` names it in errors.
@@ -256,12 +255,27 @@ class Tokenizer {
     std::vector<std::int32_t> special_ids, prefix_ids, suffix_ids;
 
     Core(const nlohmann::json& j, std::string_view src) : source(src) {
-      load_model(j, src);
-      normalizer = text::Normalizer::from_json(j.value("normalizer", nlohmann::json()), src);
-      pre = text::PreTokenizer::from_json(j.value("pre_tokenizer", nlohmann::json()), src);
+      // Each section under its field name, so a value of the wrong type ("content": 5) is
+      // reported where it is, not as a bare "type must be string".
+      BATON_CHECK(j.is_object(), format_error, src, ": a tokenizer.json must be a JSON object");
+      io::with_field(src, "model", [&] { load_model(j, src); });
+      normalizer = io::with_field(src, "normalizer", [&] {
+        return text::Normalizer::from_json(section(j, "normalizer"), src);
+      });
+      pre = io::with_field(src, "pre_tokenizer", [&] {
+        return text::PreTokenizer::from_json(section(j, "pre_tokenizer"), src);
+      });
       load_added(j, src);
-      load_post_processor(j.value("post_processor", nlohmann::json()), src);
-      load_decoder(j.value("decoder", nlohmann::json()), src);
+      io::with_field(src, "post_processor", [&] {
+        load_post_processor(section(j, "post_processor"), src, "post_processor");
+      });
+      io::with_field(src, "decoder", [&] { load_decoder(section(j, "decoder"), src); });
+    }
+
+    /// A top-level section, or null when absent.
+    static nlohmann::json section(const nlohmann::json& j, const char* key) {
+      const auto it = j.find(key);
+      return it == j.end() ? nlohmann::json() : *it;
     }
 
     void check_id(std::int32_t id) const {
@@ -303,7 +317,7 @@ class Tokenizer {
                   "supported: baton implements byte-level BPE");
       if (m.contains("dropout") && !m["dropout"].is_null())
         BATON_CHECK(m["dropout"].get<double>() == 0.0, tokenizer_error, src, ": model.dropout ",
-                    m["dropout"].dump(),
+                    io::detail::show(m["dropout"]),
                     " is not supported (encoding "
                     "must be deterministic)");
       for (const char* field : {"continuing_subword_prefix", "end_of_word_suffix"}) {
@@ -344,7 +358,7 @@ class Tokenizer {
             merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
           } else {
             BATON_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(),
-                        format_error, src, ": model.merges[", i, "] = ", e.dump(),
+                        format_error, src, ": model.merges[", i, "] = ", io::detail::show(e),
                         " is neither \"a b\" nor [\"a\", \"b\"]");
             merges.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
           }
@@ -371,10 +385,25 @@ class Tokenizer {
       // vocabulary and the added tokens before it. A file whose ids disagree would make the
       // two libraries produce different ids, so it is rejected instead of guessed at.
       std::int64_t next_free = static_cast<std::int64_t>(bpe.vocab().size()), max_assigned = -1;
+      std::size_t index = 0;
       for (const auto& e : j["added_tokens"]) {
+        const std::string field = "added_tokens[" + std::to_string(index++) + "]";
+        io::with_field(src, field,
+                       [&] { add_one(e, src, field, raw, norm, next_free, max_assigned); });
+      }
+      raw_added = text::AddedTokenMatcher(std::move(raw));
+      norm_added = text::AddedTokenMatcher(std::move(norm));
+      for (std::size_t k = 0; k < special.size(); ++k)
+        if (special[k]) special_ids.push_back(static_cast<std::int32_t>(k));
+    }
+
+    void add_one(const nlohmann::json& e, std::string_view src, const std::string& field,
+                 std::vector<text::AddedToken>& raw, std::vector<text::AddedToken>& norm,
+                 std::int64_t next_free, std::int64_t& max_assigned) {
+      {
         text::AddedToken t;
         BATON_CHECK(e.is_object() && e.contains("id") && e.contains("content"), format_error, src,
-                    ": added_tokens entry ", e.dump(), " needs \"id\" and \"content\"");
+                    ": ", field, " = ", io::detail::show(e), " needs \"id\" and \"content\"");
         const auto id = e["id"].get<std::int64_t>();
         BATON_CHECK(id >= 0 && id < (std::int64_t{1} << 30), format_error, src, ": added token id ",
                     id, " is out of range");
@@ -417,17 +446,18 @@ class Tokenizer {
           raw.push_back(std::move(t));
         }
       }
-      raw_added = text::AddedTokenMatcher(std::move(raw));
-      norm_added = text::AddedTokenMatcher(std::move(norm));
-      for (std::size_t k = 0; k < special.size(); ++k)
-        if (special[k]) special_ids.push_back(static_cast<std::int32_t>(k));
     }
 
-    void load_post_processor(const nlohmann::json& p, std::string_view src) {
+    void load_post_processor(const nlohmann::json& p, std::string_view src,
+                             const std::string& field) {
       if (p.is_null()) return;
       const std::string type = p.value("type", std::string());
       if (type == "Sequence") {
-        for (const auto& sub : p.at("processors")) load_post_processor(sub, src);
+        std::size_t i = 0;
+        for (const auto& sub : p.at("processors")) {
+          const std::string sub_field = field + ".processors[" + std::to_string(i++) + "]";
+          io::with_field(src, sub_field, [&] { load_post_processor(sub, src, sub_field); });
+        }
       } else if (type == "ByteLevel") {
         // Adjusts offsets only; no ids.
       } else if (type == "TemplateProcessing") {
@@ -439,7 +469,7 @@ class Tokenizer {
           if (piece.contains("Sequence")) {
             BATON_CHECK(piece["Sequence"].value("id", std::string("A")) == "A" && !seen_sequence,
                         tokenizer_error, src, ": TemplateProcessing single template ",
-                        p["single"].dump(), " must contain sequence A exactly once");
+                        io::detail::show(p["single"]), " must contain sequence A exactly once");
             seen_sequence = true;
           } else if (piece.contains("SpecialToken")) {
             const std::string name = piece["SpecialToken"].at("id").get<std::string>();
@@ -452,7 +482,7 @@ class Tokenizer {
               (seen_sequence ? suffix_ids : prefix_ids).push_back(id);
             }
           } else {
-            BATON_FAIL(format_error, src, ": TemplateProcessing piece ", piece.dump(),
+            BATON_FAIL(format_error, src, ": TemplateProcessing piece ", io::detail::show(piece),
                        " is neither Sequence nor SpecialToken");
           }
         }
@@ -473,7 +503,7 @@ class Tokenizer {
       if (type == "Sequence" && d.contains("decoders") && d["decoders"].size() == 1 &&
           d["decoders"][0].value("type", std::string()) == "ByteLevel")
         return;
-      BATON_FAIL(tokenizer_error, src, ": decoder ", d.dump().substr(0, 200),
+      BATON_FAIL(tokenizer_error, src, ": decoder ", io::detail::show(d),
                  " is not supported (baton needs a ByteLevel decoder: byte-level BPE; "
                  "Metaspace/ByteFallback decoders belong to sentencepiece-style tokenizers)");
     }
