@@ -327,3 +327,18 @@ TEST_CASE("grammar state is per request: interleaved sessions give the separate 
   CHECK(st.finish(a).ids == alone_a);
   CHECK(st.finish(b).ids == alone_b);
 }
+
+TEST_CASE("a complete match ends the generation without a forward for end-of-sequence") {
+  World w(13);
+  // Once "x1y" is written nothing but EOS may follow: the grammar stops the loop itself.
+  const auto tg = g::compile_grammar(g::GrammarSpec::regex("x1y"), w.vocab);
+  auto st = make_stage<RCache>("done", *w.model, w.no_adapter(), kShape, kPrefix, input(request),
+                               StageLimits{10, {w.eos}}, Chain{GrammarConstraint<host>(tg)});
+  st.prewarm();
+  const DecodeResult r = st.run(std::vector<std::int32_t>{9, 8});
+  CHECK(w.text(r.ids) == "x1y");
+  CHECK(r.stopped);
+  CHECK(r.stopped_by == "baton.grammar");
+  CHECK(r.stop_id == -1);
+  CHECK(r.forwards == 3);  // the prefill and one per token after the first; none for EOS
+}
