@@ -18,18 +18,20 @@
 
 namespace baton::test {
 
-/// Runs the two checks for `tm` (+ `ta`) in storage S, cache type Cache and family F; logits
-/// must be within `tol` of the reference. Returns the largest |logit - reference|.
+/// Runs the two checks for `tm` (+ `ta`) in storage S, cache type Cache (whose backend runs
+/// the model) and family F; logits must be within `tol` of the reference. Returns the largest
+/// |logit - reference|.
 template <class Cache, class S, class F = family::Qwen2>
 double check_against_reference(const TinyModel& tm, const TinyAdapter* ta, const std::string& tag,
                                double tol) {
+  using B = typename Cache::backend;
   const auto dir = fresh_dir("model_" + tag);
   write_tiny_model(tm, dir / "model");
-  const auto model = load_model<host, S, F>(dir / "model");
-  auto slice = LoraSlice<16, host>::none(model.config());
+  const auto model = load_model<B, S, F>(dir / "model");
+  auto slice = LoraSlice<16, B>::none(model.config());
   if (ta) {
     write_tiny_adapter(*ta, dir / "adapter");
-    slice = LoraSlice<16, host>::load(dir / "adapter", model);
+    slice = LoraSlice<16, B>::load(dir / "adapter", model);
   }
   const NaiveModel ref(tm, ta);
   const auto prompt = test_prompt(tm.cfg.vocab_size, 13, 5);
@@ -38,7 +40,7 @@ double check_against_reference(const TinyModel& tm, const TinyAdapter* ta, const
   Cache cache(model.config(), KvShape{.prefix_capacity = 0, .tail_capacity = 64, .slots = 1});
   cache.reset_prefix();
   cache.freeze_prefix();
-  Workspace<host> ws;
+  Workspace<B> ws;
   const auto got = forward(model, ws, slice, cache, KvTarget::in_slot(0), 0,
                            std::span<const std::int32_t>(prompt), Logits::all);
   const auto want = ref.logits(std::vector<int>(prompt.begin(), prompt.end()));

@@ -1,8 +1,9 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief The CUDA backend tag: cudaMalloc'd buffers, upload/download, status checks, and an
-/// RAII stream + cuBLAS handle.
+/// @brief The CUDA backend tag: cudaMalloc'd buffers, upload/download, status checks, the
+/// execution context (stream, cuBLAS handle and workspace, counted host waits) and the
+/// workspace extras a forward needs.
 ///
 /// This header is plain C++: g++ can include it (it uses only the C headers of the CUDA
 /// runtime and cuBLAS, never CUB or Thrust). Kernels and anything else that needs nvcc live
@@ -13,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <memory>
 #include <source_location>
 #include <span>
 #include <string_view>
@@ -22,6 +24,7 @@
 #include "baton/backend/backend.hpp"
 #include "baton/backend/device_ptr.hpp"
 #include "baton/core/error.hpp"
+#include "baton/grid/forward_scratch.hpp"
 
 namespace baton {
 
@@ -60,6 +63,25 @@ inline void cublas_check(cublasStatus_t status, const char* call,
 
 namespace baton {
 
+namespace detail {
+
+/// The one function through which the host waits for the device: every synchronize and
+/// every blocking copy of the CUDA backend ends here, and a context's waits are counted
+/// (`counter`; null for load-time work that belongs to no context: uploads, zero-fills).
+inline void host_wait(cudaStream_t stream, long* counter) {
+  if (counter) ++*counter;
+  BATON_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+/// Copies `bytes` from device to host memory on `stream` and waits for it (host_wait).
+inline void blocking_copy_to_host(void* dst, const void* src, std::size_t bytes,
+                                  cudaStream_t stream, long* counter) {
+  BATON_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+  host_wait(stream, counter);
+}
+
+}  // namespace detail
+
 /// True when the CUDA runtime sees at least one usable device. Never throws: a machine
 /// without a driver or GPU (every CI machine) simply answers false.
 inline bool cuda_device_available() noexcept {
@@ -86,10 +108,14 @@ class DeviceBuffer {
       void* p = nullptr;
       BATON_CUDA_CHECK(cudaMalloc(&p, n * sizeof(T)));
       data_ = static_cast<T*>(p);
-      if (const cudaError_t status = cudaMemset(p, 0, n * sizeof(T)); status != cudaSuccess) {
+      // The zero-fill runs on the legacy stream, which does not order with the backend's
+      // non-blocking streams: wait for it, so no later kernel can race it.
+      try {
+        BATON_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), nullptr));
+        detail::host_wait(nullptr, nullptr);
+      } catch (...) {
         release();
-        detail::cuda_check(status, "cudaMemset(p, 0, n * sizeof(T))",
-                           std::source_location::current());
+        throw;
       }
     }
   }
@@ -125,12 +151,17 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
+class CudaWorkspaceExtras;
+
 /// Backend tag: computation on an NVIDIA GPU (raw cudaMalloc memory, cuBLAS, own kernels).
+/// The forward's operations are in baton/model/cuda_forward.cuh (nvcc).
 struct cuda {
   static constexpr std::string_view name = "cuda";
   static constexpr bool is_device = true;
   template <class T>
   using buffer = DeviceBuffer<T>;
+  /// A Workspace<cuda>'s stream binding and kernel scratch.
+  using workspace_extras = CudaWorkspaceExtras;
 
   /// Copies host data into a new device buffer. Synchronous: the host memory may be reused
   /// as soon as this returns.
@@ -138,8 +169,9 @@ struct cuda {
   static buffer<T> upload(std::span<const T> src) {
     buffer<T> b(src.size());
     if (!src.empty()) {
-      BATON_CUDA_CHECK(
-          cudaMemcpy(b.data().get(), src.data(), src.size_bytes(), cudaMemcpyHostToDevice));
+      BATON_CUDA_CHECK(cudaMemcpyAsync(b.data().get(), src.data(), src.size_bytes(),
+                                       cudaMemcpyHostToDevice, nullptr));
+      detail::host_wait(nullptr, nullptr);
     }
     return b;
   }
@@ -148,7 +180,7 @@ struct cuda {
   template <class T>
   static void download(DevicePtr<const T> src, std::span<T> dst) {
     if (!dst.empty()) {
-      BATON_CUDA_CHECK(cudaMemcpy(dst.data(), src.get(), dst.size_bytes(), cudaMemcpyDeviceToHost));
+      detail::blocking_copy_to_host(dst.data(), src.get(), dst.size_bytes(), nullptr, nullptr);
     }
   }
   /// Copies a whole device buffer into host memory of the same size.
@@ -162,28 +194,53 @@ struct cuda {
 
 static_assert(Backend<cuda>);
 
-/// One CUDA stream and a cuBLAS handle bound to it: the execution context a relay runs on
-/// (one per relay, so relays on different streams overlap). Created on the current device;
-/// move-only; destroys both on destruction.
+/// One CUDA stream, a cuBLAS handle bound to it with its own workspace (graph capture needs
+/// one that is not allocated on the fly), and the count of host waits: the execution context
+/// a relay runs on (one per relay, so relays on different streams overlap). Created on the
+/// current device; move-only; destroys everything on destruction.
 class CudaContext {
  public:
-  CudaContext() {
-    BATON_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  /// cuBLAS's own recommendation for Hopper-class GPUs.
+  static constexpr std::size_t kBlasWorkspaceBytes = 32u << 20;
+
+  /// Which stream a context runs on.
+  enum class Stream {
+    own,            ///< a new non-blocking stream: relays on different contexts overlap
+    legacy_default  ///< the legacy default stream, which orders with every other user of it
+  };
+
+  explicit CudaContext(Stream kind = Stream::own) {
+    if (kind == Stream::own) {
+      BATON_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      owns_stream_ = true;
+    }
     try {
       BATON_CUBLAS_CHECK(cublasCreate(&blas_));
       BATON_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+      blas_workspace_ = DeviceBuffer<std::byte>(kBlasWorkspaceBytes);
+      BATON_CUBLAS_CHECK(
+          cublasSetWorkspace(blas_, blas_workspace_.data().get(), blas_workspace_.size_bytes()));
+      // Plain f32 products (no TF32): the forward is compared with f32 host logits.
+      BATON_CUBLAS_CHECK(cublasSetMathMode(blas_, CUBLAS_PEDANTIC_MATH));
     } catch (...) {
       release();
       throw;
     }
   }
   CudaContext(CudaContext&& o) noexcept
-      : stream_(std::exchange(o.stream_, nullptr)), blas_(std::exchange(o.blas_, nullptr)) {}
+      : stream_(std::exchange(o.stream_, nullptr)),
+        owns_stream_(std::exchange(o.owns_stream_, false)),
+        blas_(std::exchange(o.blas_, nullptr)),
+        blas_workspace_(std::move(o.blas_workspace_)),
+        host_waits_(std::exchange(o.host_waits_, 0)) {}
   CudaContext& operator=(CudaContext&& o) noexcept {
     if (this != &o) {
       release();
       stream_ = std::exchange(o.stream_, nullptr);
+      owns_stream_ = std::exchange(o.owns_stream_, false);
       blas_ = std::exchange(o.blas_, nullptr);
+      blas_workspace_ = std::move(o.blas_workspace_);
+      host_waits_ = std::exchange(o.host_waits_, 0);
     }
     return *this;
   }
@@ -193,18 +250,55 @@ class CudaContext {
 
   cudaStream_t stream() const noexcept { return stream_; }
   cublasHandle_t blas() const noexcept { return blas_; }
-  /// Waits for all work queued on the stream; throws device_error if any of it failed.
-  void synchronize() const { BATON_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  /// Waits for all work queued on the stream (counted); throws device_error if any failed.
+  void synchronize() { detail::host_wait(stream_, &host_waits_); }
+  /// Copies device memory into host memory after the work queued before it (counted wait).
+  template <class T>
+  void copy_to_host(DevicePtr<const T> src, std::span<T> dst) {
+    if (!dst.empty()) {
+      detail::blocking_copy_to_host(dst.data(), src.get(), dst.size_bytes(), stream_, &host_waits_);
+    }
+  }
+  /// How many times the host has waited on this context.
+  long host_waits() const noexcept { return host_waits_; }
 
  private:
   void release() noexcept {
     if (blas_) (void)cublasDestroy(blas_);
-    if (stream_) (void)cudaStreamDestroy(stream_);
+    if (owns_stream_) (void)cudaStreamDestroy(stream_);
     blas_ = nullptr;
     stream_ = nullptr;
+    owns_stream_ = false;
   }
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;  ///< null: the legacy default stream
+  bool owns_stream_ = false;
   cublasHandle_t blas_ = nullptr;
+  DeviceBuffer<std::byte> blas_workspace_;
+  long host_waits_ = 0;
+};
+
+/// What a Workspace<cuda> keeps beside the activations: the context its forwards run on and
+/// the phased kernels' scratch. bind() one context per relay to every workspace of that relay:
+/// their work is then ordered on one stream. A workspace never bound gets a context on the
+/// legacy default stream on first use, so unbound workspaces are ordered with each other too
+/// (a prefix pre-warmed through one is complete before another reads it), at the price of not
+/// overlapping.
+class CudaWorkspaceExtras {
+ public:
+  void bind(CudaContext& ctx) noexcept { ctx_ = &ctx; }
+  CudaContext& context() {
+    if (!ctx_) {
+      owned_ = std::make_unique<CudaContext>(CudaContext::Stream::legacy_default);
+      ctx_ = owned_.get();
+    }
+    return *ctx_;
+  }
+  grid::GridScratch<cuda>& scratch() noexcept { return scratch_; }
+
+ private:
+  CudaContext* ctx_ = nullptr;
+  std::unique_ptr<CudaContext> owned_;
+  grid::GridScratch<cuda> scratch_;
 };
 
 }  // namespace baton

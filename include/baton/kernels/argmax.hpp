@@ -27,14 +27,19 @@ BATON_HD inline ArgmaxPair argmax_better(ArgmaxPair a, ArgmaxPair b) {
   return a;
 }
 
-/// The winning id, or -1 when the winner is not finite (a NaN anywhere in the row, or +Inf
+/// The winner's id, or -1 when its value is not finite (a NaN anywhere in the row, or +Inf
 /// on top): no token may be chosen from such logits.
-BATON_HD inline std::int32_t argmax(const float* logits, int n) {
-  ArgmaxPair best{logits[0], 0};
-  for (int i = 1; i < n; ++i) best = argmax_better(best, ArgmaxPair{logits[i], i});
+BATON_HD inline std::int32_t argmax_id(ArgmaxPair best) {
   const float v = best.value;
   const bool finite = v == v && v - v == 0.0f;  // false for NaN and ±Inf (no <cmath> on device)
   return finite ? best.id : -1;
+}
+
+/// The largest logit's id, lowest on a tie; -1 for non-finite rows (argmax_id).
+BATON_HD inline std::int32_t argmax(const float* logits, int n) {
+  ArgmaxPair best{logits[0], 0};
+  for (int i = 1; i < n; ++i) best = argmax_better(best, ArgmaxPair{logits[i], i});
+  return argmax_id(best);
 }
 
 }  // namespace baton::kernels

@@ -43,19 +43,22 @@ inline std::vector<double> rope_inverse_frequencies(int head_dim, double theta,
   return inv;
 }
 
+/// Rotates one pair (a, b) = (x[i], x[i + d/2]) by the angle pos * inv_freq: the unit one
+/// device thread owns. The angle is formed in double so long positions keep their precision.
+BATON_HD inline void rope_rotate_pair(float& a, float& b, int pos, float inv_freq) {
+  const double angle = static_cast<double>(pos) * static_cast<double>(inv_freq);
+  const float c = static_cast<float>(cos(angle));
+  const float s = static_cast<float>(sin(angle));
+  const float a0 = a;
+  const float b0 = b;
+  a = a0 * c - b0 * s;
+  b = b0 * c + a0 * s;
+}
+
 /// Rotates one head vector in place: dimension i pairs with i + d/2 (rotate-half form).
-/// The angle pos * inv_freq is formed in double so long positions keep their precision.
 BATON_HD inline void rope_rotate_head(float* x, int head_dim, int pos, const float* inv_freq) {
   const int half = head_dim / 2;
-  for (int i = 0; i < half; ++i) {
-    const double angle = static_cast<double>(pos) * static_cast<double>(inv_freq[i]);
-    const float c = static_cast<float>(cos(angle));
-    const float s = static_cast<float>(sin(angle));
-    const float a = x[i];
-    const float b = x[i + half];
-    x[i] = a * c - b * s;
-    x[i + half] = b * c + a * s;
-  }
+  for (int i = 0; i < half; ++i) rope_rotate_pair(x[i], x[i + half], pos, inv_freq[i]);
 }
 
 }  // namespace baton::kernels

@@ -48,6 +48,13 @@ struct KvSpan {
   KvBlock<L> b;
   int second = 0;
   BATON_HD int length() const { return first + second; }
+  /// Key / value of `head` at absolute position `pos` (prefix first, then the tail).
+  BATON_HD const typename L::element* key(int head, int pos) const {
+    return pos < first ? a.key(head, pos) : b.key(head, pos - first);
+  }
+  BATON_HD const typename L::element* value(int head, int pos) const {
+    return pos < first ? a.value(head, pos) : b.value(head, pos - first);
+  }
 };
 
 /// Where one layer's appends land: `block`, whose index 0 holds absolute position `base`

@@ -13,6 +13,20 @@
 
 namespace baton {
 
+namespace detail {
+struct NoWorkspaceExtras {};
+/// A backend's own per-workspace state (`B::workspace_extras`), or nothing.
+template <class B>
+struct workspace_extras {
+  using type = NoWorkspaceExtras;
+};
+template <class B>
+requires requires { typename B::workspace_extras; }
+struct workspace_extras<B> {
+  using type = typename B::workspace_extras;
+};
+}  // namespace detail
+
 /// Per-caller activation buffers (a model is shared and const; its scratch is not).
 /// Each stage or session owns one, so stages never race on activations.
 template <Backend B>
@@ -44,6 +58,9 @@ class Workspace {
   buffer<float> logits;              ///< [rows, vocab]
   std::vector<float> widen_scratch;  ///< host: widened weight band for 16-bit prefill products
   std::vector<float> lora_scratch;   ///< host: the rank-r intermediate
+  /// What the backend keeps beside the activations (`B::workspace_extras`; the CUDA backend's
+  /// stream, token staging and attention partials); empty on the host.
+  typename detail::workspace_extras<B>::type extras;
 
  private:
   static void grow(buffer<float>& b, std::size_t need) {

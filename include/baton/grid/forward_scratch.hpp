@@ -1,0 +1,36 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief GridScratch: what a forward through phased kernels needs beside the activations —
+///        the descriptor and token ids in backend memory, the LoRA intermediate, the
+///        split-attention partials, the chosen ids. Grows, never shrinks, like Workspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "baton/backend/backend.hpp"
+#include "baton/kernels/phased/descriptor.hpp"
+
+namespace baton::grid {
+
+template <Backend B>
+struct GridScratch {
+  template <class T>
+  using buffer = typename B::template buffer<T>;
+
+  buffer<kernels::ForwardDesc> desc;
+  buffer<std::int32_t> tokens;
+  buffer<float> lora_u;         ///< [n, rank]
+  buffer<float> attn_max_sum;   ///< [rows, splits, 2]
+  buffer<float> attn_acc;       ///< [rows, splits, head_dim]
+  buffer<float> widened;        ///< a 16-bit matrix widened to f32 (device prefill GEMM)
+  buffer<std::int32_t> chosen;  ///< [rows]: argmax results
+
+  template <class T>
+  static void grow(buffer<T>& b, std::size_t need) {
+    if (b.size() < need) b = buffer<T>(need);
+  }
+};
+
+}  // namespace baton::grid

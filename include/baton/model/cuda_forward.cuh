@@ -1,0 +1,124 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief BackendOps<cuda>: GridForwardOps (model/grid_ops.hpp) over an executor that
+///        launches the phased kernels on the workspace's stream, multiplies with the batch-1
+///        GEMV kernel for one token and with cuBLAS (f32 GEMM, 16-bit weights widened first)
+///        for more, and chooses with the argmax kernel.
+///
+/// `.cuh`: it instantiates `__global__` kernels, so only nvcc compiles it. Everything it runs
+/// is also run on the host grid by model/host_grid_forward.hpp, which is how it is tested
+/// without a GPU.
+#pragma once
+
+#if !defined(__CUDACC__)
+#error "baton/model/cuda_forward.cuh needs nvcc; plain C++ runs the host or host-grid backend"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "baton/backend/cuda.hpp"
+#include "baton/grid/device_grid.cuh"
+#include "baton/kernels/phased/argmax_block.hpp"
+#include "baton/kernels/phased/elementwise.hpp"
+#include "baton/kernels/phased/gemv.hpp"
+#include "baton/model/backend_ops.hpp"
+#include "baton/model/forward.hpp"
+#include "baton/model/grid_ops.hpp"
+
+namespace baton {
+
+/// A forward's logits in device memory, with the workspace whose stream produced them.
+struct CudaLogits {
+  DevicePtr<const float> data;
+  std::size_t count = 0;
+  CudaWorkspaceExtras* owner = nullptr;
+  std::size_t size() const noexcept { return count; }
+  bool empty() const noexcept { return count == 0; }
+};
+
+/// The logits copied to the host (one counted wait on the owner's context).
+inline std::vector<float> download_logits(const CudaLogits& l) {
+  std::vector<float> out(l.count);
+  if (l.count) l.owner->context().copy_to_host(l.data, std::span<float>(out));
+  return out;
+}
+
+/// Runs phased kernels and products on the GPU for GridForwardOps.
+class CudaExec {
+ public:
+  using backend = cuda;
+  explicit CudaExec(Workspace<cuda>& ws) : ws_(ws), ctx_(ws.extras.context()) {}
+
+  template <grid::PhasedKernel K>
+  void launch(const grid::LaunchConfig& cfg, const typename K::Args& args) {
+    grid::launch_on_device<K>(cfg, args, ctx_.stream());
+  }
+
+  template <StorageType S>
+  void matmul(const float* x, int n, int in, int ldx, const S* w, int out, const float* bias,
+              float* y, int ldy, bool accumulate) {
+    if (n == 1) {
+      using K = kernels::GemvKernel<S>;
+      launch<K>(K::config(out), {w, x, y, bias, out, in, accumulate, K::can_vectorize(w, x, in)});
+      return;
+    }
+    const float* wf = nullptr;
+    if constexpr (std::is_same_v<S, f32>) {
+      wf = w;
+    } else {
+      // cuBLAS has no f32 x bf16/f16 product: widen the matrix into scratch (prefill only).
+      auto& s = ws_.extras.scratch();
+      const std::size_t elems = static_cast<std::size_t>(out) * in;
+      s.grow(s.widened, elems);
+      using K = kernels::WidenKernel<S>;
+      launch<K>(K::config(elems), {w, raw_pointer(s.widened.data()), elems});
+      wf = raw_pointer(s.widened.data());
+    }
+    // Row-major y[n, out] = x[n, in] · W[out, in]^T is, column-major, Y^T = W · X^T with
+    // A = W read column-major as [in, out] (ld in) and transposed, B = X^T [in, n] (ld ldx).
+    const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &alpha, wf,
+                                   in, x, ldx, &beta, y, ldy));
+    if (bias) {
+      using K = kernels::BiasAddKernel;
+      launch<K>(K::config(n, out), {y, bias, n, out, ldy});
+    }
+  }
+
+  CudaLogits logits(const float* p, std::size_t n) {
+    return {DevicePtr<const float>(p), n, &ws_.extras};
+  }
+
+ private:
+  Workspace<cuda>& ws_;
+  CudaContext& ctx_;
+};
+
+template <>
+struct BackendOps<cuda> {
+  template <class Model, class Slice, class Cache>
+  using forward_ops = GridForwardOps<Model, Slice, Cache, CudaExec>;
+  using logits_view = CudaLogits;
+  /// The argmax kernel on the logits' stream, then one counted wait for the id.
+  static std::int32_t argmax(logits_view row) {
+    using K = kernels::ArgmaxKernel;
+    auto& s = row.owner->scratch();
+    s.grow(s.chosen, 1);
+    CudaContext& ctx = row.owner->context();
+    grid::launch_on_device<K>(K::config(1),
+                              {row.data.get(), static_cast<int>(row.count),
+                               static_cast<int>(row.count), raw_pointer(s.chosen.data())},
+                              ctx.stream());
+    std::int32_t id = -1;
+    ctx.copy_to_host(DevicePtr<const std::int32_t>(s.chosen.data()),
+                     std::span<std::int32_t>(&id, 1));
+    return id;
+  }
+};
+
+}  // namespace baton

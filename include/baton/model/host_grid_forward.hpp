@@ -1,0 +1,70 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief BackendOps<host_grid>: GridForwardOps over an executor that runs every kernel on
+///        the host grid, and the products as the batch-1 GEMV kernel once per token.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "baton/backend/host_grid.hpp"
+#include "baton/grid/host_grid.hpp"
+#include "baton/kernels/phased/argmax_block.hpp"
+#include "baton/kernels/phased/gemv.hpp"
+#include "baton/model/backend_ops.hpp"
+#include "baton/model/forward.hpp"
+#include "baton/model/grid_ops.hpp"
+
+namespace baton {
+
+/// Runs phased kernels on the host grid for GridForwardOps.
+class HostGridExec {
+ public:
+  using backend = host_grid;
+  explicit HostGridExec(Workspace<host_grid>&) {}
+
+  template <grid::PhasedKernel K>
+  void launch(const grid::LaunchConfig& cfg, const typename K::Args& args) {
+    grid::run_on_host_grid<K>(cfg, args);
+  }
+
+  /// One GEMV launch per token: the device's batch-1 kernel, also for prefill.
+  template <StorageType S>
+  void matmul(const float* x, int n, int in, int ldx, const S* w, int out, const float* bias,
+              float* y, int ldy, bool accumulate) {
+    using K = kernels::GemvKernel<S>;
+    for (int t = 0; t < n; ++t) {
+      const float* xt = x + static_cast<std::size_t>(t) * ldx;
+      typename K::Args a{w,
+                         xt,
+                         y + static_cast<std::size_t>(t) * ldy,
+                         bias,
+                         out,
+                         in,
+                         accumulate,
+                         K::can_vectorize(w, xt, in)};
+      launch<K>(K::config(out), a);
+    }
+  }
+
+  std::span<const float> logits(const float* p, std::size_t n) { return {p, n}; }
+};
+
+template <>
+struct BackendOps<host_grid> {
+  template <class Model, class Slice, class Cache>
+  using forward_ops = GridForwardOps<Model, Slice, Cache, HostGridExec>;
+  using logits_view = std::span<const float>;
+  /// The device's argmax kernel, on the host grid.
+  static std::int32_t argmax(logits_view row) {
+    using K = kernels::ArgmaxKernel;
+    std::int32_t id = -1;
+    grid::run_on_host_grid<K>(K::config(1), {row.data(), static_cast<int>(row.size()),
+                                             static_cast<int>(row.size()), &id});
+    return id;
+  }
+};
+
+}  // namespace baton
