@@ -5,13 +5,15 @@
 # in a virtual environment cached outside the clone, one per requirements file: installed once
 # (about 3 GB: PyPI's Linux torch is the CUDA build), reused by every later clone and run.
 # Prints the environment's python on stdout; exits non-zero (with the reason on stderr) when
-# it cannot be had, e.g. without PyPI access.
-#   BATON_PYENV_DIR  the environment's folder (default: ~/.cache/baton/pyenv-<requirements hash>)
+# it cannot be had, e.g. without PyPI access. An argument names another requirements file
+# (relative to the repository root), e.g. tests/grammar/requirements.txt (llguidance).
+#   BATON_PYENV_DIR  the default environment's folder (default: ~/.cache/baton/pyenv-<hash>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-req="$root/tests/python/requirements.txt"
+req="$root/${1:-tests/python/requirements.txt}"
 hash=$(sha256sum "$req" | cut -c1-12)
-dir=${BATON_PYENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/pyenv-$hash}
+dir=${XDG_CACHE_HOME:-$HOME/.cache}/baton/pyenv-$hash
+[ $# -eq 0 ] && dir=${BATON_PYENV_DIR:-$dir}  # the override names the default environment
 
 if [ -x "$dir/bin/python" ] && [ -f "$dir/.complete" ]; then
   echo "$dir/bin/python"

@@ -42,6 +42,13 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
   else
     echo "scripts/test.sh: no reference python; the transformers/tokenizers comparisons will skip"
   fi
+  # llguidance, the grammar tests' reference for token masks (its own small environment).
+  if py=$("$baton_root/scripts/pyenv.sh" tests/grammar/requirements.txt); then
+    export BATON_GRAMMAR_PYTHON=$py
+    echo "BATON_GRAMMAR_PYTHON=$py"
+  else
+    echo "scripts/test.sh: no llguidance; the grammar mask comparisons will skip"
+  fi
 fi
 
 baton_say "test"

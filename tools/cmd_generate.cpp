@@ -1,15 +1,20 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief `baton generate`: greedy generation from token ids on the host backend.
+/// @brief `baton generate`: greedy generation from token ids or text on the host backend,
+/// optionally constrained by a grammar.
 ///
-///   baton generate --model DIR [--adapter DIR] --ids 1,2,3 --max-new N
-///                  [--ignore-eos] [--json] [--logits]
+///   baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt TEXT)
+///                  --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]
+///                  [--json] [--logits]
 ///
-/// The ids are used exactly as given (no BOS is added). Generation stops at one of the
-/// config's eos ids (not printed) unless --ignore-eos, or after N tokens. Output: the
-/// generated ids on one line, space-separated; with --json one object {"ids":[...]}, plus
-/// "logits":[...] with --logits (the full logits row that chose the first generated token).
+/// The ids are used exactly as given (no BOS is added); --prompt is encoded as written (added
+/// tokens in it become their ids). Generation stops at one of the config's eos ids (not
+/// printed) unless --ignore-eos, or after N tokens, or when the grammar's match is complete.
+/// Output: the generated ids on one line, space-separated; with --json one object
+/// {"ids":[...]}, plus "text" (the decoded ids) when a tokenizer is given, plus
+/// "logits":[...] with --logits (the row that chose the first generated token, after the
+/// grammar's mask).
 /// docs/cli.md is the user-facing description; keep the two in step.
 #include <algorithm>
 #include <charconv>
@@ -28,7 +33,11 @@
 #include "args.hpp"
 #include "baton/core/dispatch.hpp"
 #include "baton/core/dtype.hpp"
+#include "baton/grammar/grammar.hpp"
+#include "baton/intercept/grammar_constraint.hpp"
+#include "baton/intercept/step_skip.hpp"
 #include "baton/io/hf_config.hpp"
+#include "baton/io/json_util.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
@@ -46,18 +55,26 @@ using baton::cli::parse_int;
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: baton generate --model DIR [--adapter DIR] --ids 1,2,3 --max-new N\n"
-    "                      [--ignore-eos] [--json] [--logits]\n"
-    "  --model DIR     Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
-    "  --adapter DIR   PEFT LoRA adapter folder (adapter_config.json + adapter_model.safetensors)\n"
-    "  --ids LIST      prompt token ids, comma-separated, used as given (no BOS added)\n"
-    "  --max-new N     generate at most N >= 1 tokens\n"
+    "usage: baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt "
+    "TEXT)\n"
+    "                      --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]\n"
+    "                      [--json] [--logits]\n"
+    "  --model DIR       Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
+    "  --adapter DIR     PEFT LoRA adapter folder (adapter_config.json + "
+    "adapter_model.safetensors)\n"
+    "  --ids LIST        prompt token ids, comma-separated, used as given (no BOS added)\n"
+    "  --tokenizer FILE  tokenizer.json: for --prompt, grammars and \"text\" in --json\n"
+    "  --prompt TEXT     the prompt as text (instead of --ids)\n"
+    "  --regex PATTERN   the output must match PATTERN (the whole output; docs/grammar.md)\n"
+    "  --json-schema FILE  the output must be JSON matching the schema in FILE (subset)\n"
+    "  --max-new N       generate at most N >= 1 tokens\n"
     "  --ignore-eos    do not stop at the config's eos_token_id(s)\n"
     "  --json          print {\"ids\":[...]} instead of space-separated ids\n"
     "  --logits        with --json: add \"logits\", the row that chose the first token\n";
 
 struct Args {
-  std::string model, adapter;
+  std::string model, adapter, tokenizer, prompt, regex, json_schema;
+  bool have_prompt = false, have_regex = false;
   std::vector<std::int32_t> ids;
   int max_new = 0;
   bool ignore_eos = false, json = false, logits = false, help = false;
@@ -83,6 +100,18 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--ids") {
       a.ids = parse_ids(value());
       have_ids = true;
+    } else if (arg == "--tokenizer") {
+      a.tokenizer = value();
+    } else if (arg == "--prompt") {
+      if (i + 1 >= argc) throw ArgError{"--prompt needs a value"};
+      a.prompt = argv[++i];  // may be empty only if the tokenizer adds nothing: checked later
+      a.have_prompt = true;
+    } else if (arg == "--regex") {
+      if (i + 1 >= argc) throw ArgError{"--regex needs a value"};
+      a.regex = argv[++i];  // "" is a grammar too (the empty output)
+      a.have_regex = true;
+    } else if (arg == "--json-schema") {
+      a.json_schema = value();
     } else if (arg == "--max-new") {
       a.max_new = parse_int<int>(value(), "--max-new");
       have_max_new = true;
@@ -98,7 +127,11 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.help) return a;
   if (a.model.empty()) throw ArgError{"--model DIR is required"};
-  if (!have_ids) throw ArgError{"--ids is required"};
+  if (have_ids == a.have_prompt) throw ArgError{"give the prompt as --ids or as --prompt (one)"};
+  if (a.have_regex && !a.json_schema.empty())
+    throw ArgError{"--regex and --json-schema exclude each other"};
+  if ((a.have_prompt || a.have_regex || !a.json_schema.empty()) && a.tokenizer.empty())
+    throw ArgError{"--prompt, --regex and --json-schema need --tokenizer FILE"};
   if (!have_max_new) throw ArgError{"--max-new is required"};
   if (a.max_new < 1)
     throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
@@ -127,7 +160,9 @@ struct KeepFirstLogits {
 /// Loads the model (family F, storage S) with a head_dim-D cache, and runs the prompt + greedy
 /// generation on one slot of a fresh cache sized prompt + max_new.
 template <class F, StorageType S, int D>
-Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
+Generated generate(const Args& a, const std::vector<std::int32_t>& prompt,
+                   const std::vector<std::int32_t>& stop_ids,
+                   const std::shared_ptr<const grammar::TokenGrammar>& grammar) {
   using Slice = LoraSlice<kRuntimeRankBound, host>;
   using Model = BaseModel<host, S, F>;
   const auto model = baton::load_model<host, S, F>(a.model);
@@ -135,7 +170,7 @@ Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
       a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model);
   if (const auto why = base_model_mismatch(slice, model))
     std::cerr << "baton: warning: " << *why << "\n";
-  const int n = static_cast<int>(a.ids.size());
+  const int n = static_cast<int>(prompt.size());
   // In long long: --max-new 2147483647 plus the prompt must not wrap into a negative size.
   const long long positions = static_cast<long long>(n) + a.max_new;
   BATON_CHECK(positions <= model.config().max_positions(), capacity_error, a.model,
@@ -151,11 +186,24 @@ Generated generate(const Args& a, const std::vector<std::int32_t>& stop_ids) {
   Workspace<host> ws;
   const DecodeOptions opt{a.max_new, stop_ids};
   // The library's decode loop, with a hook that keeps the first step's logits when asked.
-  Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
-  d.prefill(std::span<const std::int32_t>(a.ids), 0);
   Generated out;
-  d.run(KeepFirstLogits{a.logits ? &out.first_logits : nullptr});
-  out.ids = d.result().ids;
+  const auto run = [&](auto& d) {
+    d.prefill(std::span<const std::int32_t>(prompt), 0);
+    d.run(KeepFirstLogits{a.logits ? &out.first_logits : nullptr});
+    out.ids = d.result().ids;
+  };
+  if (!grammar) {
+    Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
+    run(d);
+    return out;
+  }
+  // Constrained: the grammar masks every step; forced tokens skip their forward.
+  using C = Chain<GrammarConstraint<host>, StepSkip>;
+  const C chain{GrammarConstraint<host>(grammar), StepSkip{}};
+  BranchState<C, host> branch(chain, "generate", BranchInfo{"generate", "generate", 0, a.max_new});
+  Decoder<Model, Slice, Cache, C> d(model, slice, cache, ws, KvTarget::in_slot(0), opt, chain,
+                                    branch, "generate");
+  run(d);
   return out;
 }
 
@@ -189,6 +237,21 @@ int cmd_generate(int argc, char** argv) {
   const ModelConfig cfg = io::load_model_config(a.model);
   const std::vector<std::int32_t> stop_ids =
       a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
+  std::optional<Tokenizer> tok;
+  if (!a.tokenizer.empty()) tok = Tokenizer::from_file(a.tokenizer);
+  const std::vector<std::int32_t> prompt = a.have_prompt ? tok->encode(a.prompt) : a.ids;
+  BATON_CHECK(!prompt.empty(), usage_error, "--prompt \"", a.prompt, "\" encodes to no tokens");
+  std::shared_ptr<const grammar::TokenGrammar> constraint;
+  if (a.have_regex || !a.json_schema.empty()) {
+    const grammar::GrammarSpec spec = a.have_regex
+                                          ? grammar::GrammarSpec::regex(a.regex)
+                                          : grammar::GrammarSpec::json_schema_text(
+                                                io::read_text_file(a.json_schema), a.json_schema);
+    // The grammar's end-of-sequence ids are the stop ids; its rows cover the model's logits.
+    constraint = grammar::compile_grammar(
+        spec, std::make_shared<const grammar::Vocabulary>(grammar::vocabulary_of(
+                  *tok, stop_ids, static_cast<std::size_t>(cfg.vocab_size))));
+  }
 
   // Run-time facts to template parameters: model family, storage type and head_dim (the
   // rank bound is kRuntimeRankBound, see lora_slice.hpp).
@@ -196,8 +259,8 @@ int cmd_generate(int argc, char** argv) {
     using S = typename decltype(storage)::type;
     return dispatch_head_dim(cfg.head_dim, [&](auto d) {
       if (cfg.architecture == Architecture::qwen3)
-        return generate<family::Qwen3, S, decltype(d)::value>(a, stop_ids);
-      return generate<family::Qwen2, S, decltype(d)::value>(a, stop_ids);
+        return generate<family::Qwen3, S, decltype(d)::value>(a, prompt, stop_ids, constraint);
+      return generate<family::Qwen2, S, decltype(d)::value>(a, prompt, stop_ids, constraint);
     });
   };
   Generated g;
@@ -220,6 +283,9 @@ int cmd_generate(int argc, char** argv) {
     std::cout << "{\"ids\":[";
     for (std::size_t i = 0; i < g.ids.size(); ++i) std::cout << (i ? "," : "") << g.ids[i];
     std::cout << "]";
+    if (tok)
+      std::cout << ",\"text\":"
+                << nlohmann::json(text::replace_invalid_utf8(tok->decode(g.ids))).dump();
     if (a.logits) {
       std::cout << ",\"logits\":[";
       for (std::size_t i = 0; i < g.first_logits.size(); ++i) {

@@ -58,7 +58,7 @@ struct Rate {
 };
 
 struct Figures {
-  Rate extract_parse, extract_exact, reason_alone, verify_correct, verify_wrong, ungated, gated,
+  Rate extract_parse, extract_parse_free, extract_exact, reason_alone, verify_correct, verify_wrong, ungated, gated,
       gate_passed_wrong;
   double mean_cycles = 0;
 
@@ -67,6 +67,7 @@ struct Figures {
       return nlohmann::json{{"rate", x.value()}, {"hits", x.hits}, {"n", x.total}};
     };
     return {{"extract_parse", r(extract_parse)},
+            {"extract_parse_unconstrained", r(extract_parse_free)},
             {"extract_exact", r(extract_exact)},
             {"reason_alone", r(reason_alone)},
             {"verify_on_correct", r(verify_correct)},
@@ -103,6 +104,13 @@ Figures evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
   const auto run_alone = [&](int s, const Ids& request, const std::vector<Ids>& outputs) {
     return alone[s]->run(word_problems::stage_input(spec, s, request, outputs)).output(0);
   };
+  // The extract stage once more without its grammar (if it has one), for the parse rate of
+  // free-running generation beside the constrained one.
+  baton::RelaySpec free_spec = word_problems::single_stage(spec, 0);
+  free_spec.stages[0].grammar.reset();
+  free_spec.stages[0].compiled_grammar.reset();
+  const auto free_extract = word_problems::build(free_spec);
+  free_extract->prewarm();
   const auto full = word_problems::build(spec);
   full->prewarm();
 
@@ -113,6 +121,10 @@ Figures evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
     const auto facts = word_problems::parse_facts(extracted);
     f.extract_parse.add(facts.has_value());
     f.extract_exact.add(extracted == p.facts);
+    f.extract_parse_free.add(word_problems::parse_facts(
+                                 tok.decode(free_extract->run(word_problems::stage_input(spec, 0, q, {}))
+                                                .output(0)))
+                                 .has_value());
 
     const Ids gold_facts = tok.encode(p.facts);
     f.reason_alone.add(word_problems::parse_result(tok.decode(run_alone(1, q, {gold_facts}))) ==
@@ -139,6 +151,7 @@ void print(const char* label, const Figures& a, const Figures& b) {
     std::printf("%-34s %11.1f%% %11.1f%%\n", name, 100 * x.value(), 100 * y.value());
   };
   row("extract: parses as 'a op b'", a.extract_parse, b.extract_parse);
+  row("  the same without its grammar", a.extract_parse_free, b.extract_parse_free);
   row("extract: equals the facts", a.extract_exact, b.extract_exact);
   row("reason alone (correct facts)", a.reason_alone, b.reason_alone);
   row("verify: PASS on a correct answer", a.verify_correct, b.verify_correct);

@@ -12,7 +12,10 @@
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 #include "baton/core/model_config.hpp"
+#include "baton/grammar/grammar_spec.hpp"
+#include "baton/grammar/token_grammar.hpp"
 #include "baton/intercept/builtins.hpp"
+#include "baton/intercept/grammar_constraint.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"
@@ -40,6 +43,7 @@
 #include "baton/relay/stage.hpp"
 
 #if __has_include(<pcre2.h>) && __has_include(<utf8proc.h>)
+#include "baton/grammar/grammar.hpp"
 #include "baton/text/chat.hpp"
 #include "baton/text/relay_text.hpp"
 #include "baton/text/token_bytes.hpp"

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/text/tokenizer.hpp"
+#include "support/reference_status.hpp"
 
 namespace {
 
@@ -74,25 +75,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: check_reference STATUS TOKENIZER.json CORPUS.bin REFERENCE.json\n";
     return 2;
   }
-  std::string status = read_all(argv[1]);
-  while (!status.empty() && (status.back() == '\n' || status.back() == ' ')) status.pop_back();
-  if (status.empty()) {
-    // The fixture did not run (ctest -FS?): a skip, except under CI where nothing may skip.
-    const char* ci = std::getenv("CI");
-    const bool on_ci = ci != nullptr && std::string(ci) == "true";
-    std::cout << (on_ci ? "FAILED" : "skipped") << ": reference setup did not run (no status file "
-              << argv[1] << ")\n";
-    return on_ci ? 1 : 77;
-  }
-  if (status.rfind("fail:", 0) == 0) {
-    std::cout << "FAILED: reference tokenizers: " << status.substr(5) << "\n";
-    return 1;
-  }
-  if (status != "ok") {
-    std::cout << "skipped: " << (status.rfind("skip: ", 0) == 0 ? status.substr(6) : status)
-              << "\n";
-    return 77;
-  }
+  if (const auto code = baton::test::reference_status_exit(argv[1], "reference tokenizers"))
+    return *code;
   if (!std::filesystem::exists(argv[2])) {
     std::cout << "skipped: tokenizer file " << argv[2]
               << " is absent (the shared tokenizer folder, ../shared/tokenizers by default, is "

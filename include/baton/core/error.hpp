@@ -52,6 +52,11 @@ class wiring_error : public error {
 class tokenizer_error : public error {
   using error::error;
 };
+/// A grammar (regex or JSON Schema) outside the supported subset, or one that cannot be
+/// compiled against a vocabulary (too large, matches nothing, unspellable by the tokens).
+class grammar_error : public error {
+  using error::error;
+};
 /// A computation produced a non-finite value (NaN or infinite logits: non-finite weights,
 /// or an overflow), so no token can be chosen from it.
 class numeric_error : public error {

@@ -11,7 +11,7 @@
 ///      "max_new": 160, "stop": [2]},
 ///     {"name": "reason", "system": "You reason.", "examples": [["q", "a"]],
 ///      "input": [{"request": true}, {"out": "extract"}, {"feedback": "verify"}], "max_new": 256,
-///      "stop_text": ["<|im_end|>"]},
+///      "stop_text": ["<|im_end|>"], "grammar": {"regex": "[0-9]+ [-+*] [0-9]+"}},
 ///     {"name": "verify", "input": [{"out": "reason"}], "max_new": 4, "exact": true,
 ///      "interceptors": [{"trace": true}]}],
 ///   "gate": {"starts_with": "PASS"}, "max_cycles": 3, "loop_from": "reason",
@@ -21,6 +21,10 @@
 /// "examples", "stop_text", a text gate, stop sequences, token sets given as text) need a
 /// tokenizer and are resolved by
 /// text/relay_text.hpp, so this header needs no tokenizer. Errors name the file and the field.
+/// A stage's "grammar" ({"regex": "..."} or {"json_schema": {...}}, docs/grammar.md) is
+/// checked here and compiled against the tokenizer by resolve_text; load_relay_spec keeps a
+/// schema's properties in the file's order (parse_relay_spec, given parsed JSON, sees them in
+/// the order nlohmann::json iterates: sorted).
 #pragma once
 
 #include <filesystem>
@@ -32,12 +36,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/grammar/grammar_spec.hpp"
 #include "baton/intercept/token_bytes.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/relay/interceptor_spec.hpp"
 #include "baton/relay/segments.hpp"
 
 namespace baton {
+
+namespace grammar {
+class TokenGrammar;
+}
 
 struct SegmentSpec {
   Segment::Kind kind = Segment::Kind::literal;
@@ -57,7 +66,11 @@ struct StageSpec {
   std::vector<std::string> stop_text;  ///< each must be one token of the tokenizer
   bool exact = false;                  ///< "exact": rejects distribution-altering interceptors
   bool graph_captured = false;         ///< "graph_captured": graph-safe interceptors only
-  std::vector<InterceptorSpec> interceptors;  ///< "interceptors", in the file's order
+  std::vector<InterceptorSpec> interceptors;    ///< "interceptors", in the file's order
+  std::optional<grammar::GrammarSpec> grammar;  ///< "grammar": the output must match it
+  /// `grammar` compiled against the tokenizer, with `stop` as its end-of-sequence ids
+  /// (resolve_text sets it).
+  std::shared_ptr<const grammar::TokenGrammar> compiled_grammar;
 };
 
 struct GateSpec {
@@ -83,6 +96,7 @@ struct RelaySpec {
     if (gate.needle.text) return true;
     for (const StageSpec& s : stages) {
       if (s.system || !s.examples.empty() || !s.stop_text.empty()) return true;
+      if (s.grammar && !s.compiled_grammar) return true;
       for (const SegmentSpec& g : s.input)
         if (g.literal.text) return true;
       for (const InterceptorSpec& i : s.interceptors) {
@@ -111,6 +125,30 @@ inline std::vector<std::int32_t> json_ids(const nlohmann::json& v, const std::st
 inline IdsOrText json_ids_or_text(const nlohmann::json& v, const std::string& where) {
   if (v.is_string()) return IdsOrText{{}, v.get<std::string>()};
   return IdsOrText{json_ids(v, where), std::nullopt};
+}
+
+// "grammar": {"regex": "..."} or {"json_schema": {...}}; its syntax is checked now, so the
+// message names the file.
+inline grammar::GrammarSpec grammar_field(const nlohmann::json& v, const std::string& where) {
+  BATON_CHECK(v.is_object() && v.size() == 1 && (v.contains("regex") || v.contains("json_schema")),
+              config_error, where,
+              " must be {\"regex\": \"...\"} or {\"json_schema\": {...}}; got ",
+              v.dump().substr(0, 200));
+  grammar::GrammarSpec g;
+  if (v.contains("regex")) {
+    BATON_CHECK(v["regex"].is_string(), config_error, where, ".regex must be a string");
+    g = grammar::GrammarSpec::regex(v["regex"].get<std::string>());
+  } else {
+    BATON_CHECK(v["json_schema"].is_object(), config_error, where,
+                ".json_schema must be an object (a JSON Schema)");
+    g = grammar::GrammarSpec::json_schema(nlohmann::ordered_json::parse(v["json_schema"].dump()));
+  }
+  try {
+    (void)g.language();
+  } catch (const grammar_error& e) {
+    BATON_FAIL(grammar_error, where, ": ", e.what());
+  }
+  return g;
 }
 
 inline int stage_ref(const nlohmann::json& v, const std::vector<std::string>& names,
@@ -232,9 +270,10 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string where = src + ": stages[" + std::to_string(i) + "] ('" + names[i] + "')";
     const auto& s = stages[i];
-    detail::known_keys_check(s, where,
-                             {"name", "adapter", "prefix", "system", "examples", "input", "max_new",
-                              "stop", "stop_text", "exact", "graph_captured", "interceptors"});
+    detail::known_keys_check(
+        s, where,
+        {"name", "adapter", "prefix", "system", "examples", "input", "max_new", "stop", "stop_text",
+         "exact", "graph_captured", "interceptors", "grammar"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
@@ -288,6 +327,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
         }
       }
     }
+    if (sf.has("grammar")) st.grammar = detail::grammar_field(s["grammar"], where + ".grammar");
     sf.require("input");
     BATON_CHECK(s["input"].is_array() && !s["input"].empty(), config_error, where,
                 ".input must be a non-empty array of segments");
@@ -349,7 +389,18 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
 /// Reads and parses a relay JSON file (strict JSON: duplicate keys are errors).
 inline RelaySpec load_relay_spec(const std::filesystem::path& file,
                                  const io::ReadLimits& limits = {}) {
-  return parse_relay_spec(io::read_json_file(file, limits.config_bytes, limits.json_depth), file);
+  const std::string text = io::read_text_file(file, limits.config_bytes);
+  RelaySpec spec =
+      parse_relay_spec(io::parse_json_strict(text, file.string(), limits.json_depth), file);
+  // A schema's properties are emitted in the order written: read them again, in order.
+  const auto ordered =
+      io::parse_json_strict<nlohmann::ordered_json>(text, file.string(), limits.json_depth);
+  for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+    const auto& st = ordered["stages"][i];
+    if (spec.stages[i].grammar && st.contains("grammar") && st["grammar"].contains("json_schema"))
+      spec.stages[i].grammar = grammar::GrammarSpec::json_schema(st["grammar"]["json_schema"]);
+  }
+  return spec;
 }
 
 }  // namespace baton

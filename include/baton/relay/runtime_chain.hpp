@@ -5,8 +5,9 @@
 ///        absent as the stage's "interceptors" say, checked against the stage's card
 ///        ("exact", "graph_captured") with errors naming file, stage, field and interceptor.
 ///
-/// The members sit in one fixed order whatever order the file lists them in: the token set
-/// (masks first), stop sequences, the trace recorder, step-skip.
+/// The members sit in one fixed order whatever order the file lists them in: the stage's
+/// grammar ("grammar", docs/grammar.md) and the token set (masks first), stop sequences, the
+/// trace recorder, step-skip (which jumps over the grammar's forced tokens).
 #pragma once
 
 #include <string>
@@ -14,14 +15,16 @@
 
 #include "baton/core/error.hpp"
 #include "baton/intercept/builtins.hpp"
+#include "baton/intercept/grammar_constraint.hpp"
 #include "baton/intercept/maybe.hpp"
 #include "baton/relay/config.hpp"
 
 namespace baton {
 
 template <Backend B>
-using RuntimeChain = Chain<MaybeInterceptor<TokenSet<B>>, MaybeInterceptor<StopSequences<B>>,
-                           MaybeInterceptor<TraceRecorder>, MaybeInterceptor<StepSkip>>;
+using RuntimeChain = Chain<MaybeInterceptor<GrammarConstraint<B>>, MaybeInterceptor<TokenSet<B>>,
+                           MaybeInterceptor<StopSequences<B>>, MaybeInterceptor<TraceRecorder>,
+                           MaybeInterceptor<StepSkip>>;
 
 /// The capabilities of the built-in an InterceptorSpec names.
 template <Backend B>
@@ -46,6 +49,12 @@ InterceptorCaps interceptor_caps(InterceptorSpec::Kind k) {
 template <Backend B>
 RuntimeChain<B> build_runtime_chain(const StageSpec& stage, const RelaySpec& spec, int vocab) {
   const StageCard card{stage.exact, stage.graph_captured};
+  MaybeInterceptor<GrammarConstraint<B>> grammar;
+  if (stage.compiled_grammar) {
+    check_card(card, stage.name, caps_of<GrammarConstraint<B>>(),
+               spec.source.string() + ": stage '" + stage.name + "'.grammar");
+    grammar = MaybeInterceptor<GrammarConstraint<B>>(GrammarConstraint<B>(stage.compiled_grammar));
+  }
   MaybeInterceptor<TokenSet<B>> token_set;
   MaybeInterceptor<StopSequences<B>> stops;
   MaybeInterceptor<TraceRecorder> trace;
@@ -99,7 +108,8 @@ RuntimeChain<B> build_runtime_chain(const StageSpec& stage, const RelaySpec& spe
       BATON_FAIL(config_error, i.where, ": ", e.what());
     }
   }
-  return RuntimeChain<B>(std::move(token_set), std::move(stops), std::move(trace), std::move(skip));
+  return RuntimeChain<B>(std::move(grammar), std::move(token_set), std::move(stops),
+                         std::move(trace), std::move(skip));
 }
 
 }  // namespace baton

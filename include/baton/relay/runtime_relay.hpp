@@ -112,6 +112,12 @@ class HostRuntimeRelay final : public RuntimeRelay {
                   model_.config().max_positions(), " positions (max_position_embeddings)");
       const int tail = static_cast<int>(std::min<long long>(tail_capacity_for(spec, i), room));
       const KvShape shape{static_cast<int>(prefix_len), tail, 1};
+      BATON_CHECK(!s.grammar || s.compiled_grammar, config_error, where,
+                  " has a grammar; compile it with a tokenizer (resolve_text)");
+      if (s.compiled_grammar)
+        BATON_CHECK(s.compiled_grammar->distance(0) <= s.max_new, grammar_error, where,
+                    ": the grammar needs at least ", s.compiled_grammar->distance(0),
+                    " tokens, but max_new is ", s.max_new);
       stages_.push_back(std::make_unique<StageT>(
           s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
           StageLimits{s.max_new, s.stop}, build_runtime_chain<host>(s, spec, vocab)));

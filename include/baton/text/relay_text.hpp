@@ -8,6 +8,9 @@
 #include <memory>
 #include <string>
 
+#include <memory>
+
+#include "baton/grammar/grammar.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/text/chat.hpp"
 #include "baton/text/token_bytes.hpp"
@@ -23,6 +26,8 @@ namespace baton {
 ///    interceptor's job, not a stop id);
 ///  - interceptors: token-set strings become their one token each; stop sequences get the
 ///    tokenizer's byte table (RelaySpec::token_bytes: they match on decoded bytes).
+///  - "grammar": compiled against the tokenizer's vocabulary, the stage's stop ids as its
+///    end-of-sequence ids (allowed exactly where the output is a complete match).
 inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   const std::string src = spec.source.string();
   for (StageSpec& s : spec.stages) {
@@ -60,6 +65,15 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
       if (i.kind == InterceptorSpec::Kind::stop_sequences && !spec.token_bytes) {
         spec.token_bytes = std::make_shared<const TokenByteTable>(
             token_byte_table(tok, static_cast<int>(tok.vocab_size())));
+      }
+    }
+    if (s.grammar && !s.compiled_grammar) {
+      try {
+        s.compiled_grammar = grammar::compile_grammar(
+            *s.grammar,
+            std::make_shared<const grammar::Vocabulary>(grammar::vocabulary_of(tok, s.stop)));
+      } catch (const grammar_error& e) {
+        BATON_FAIL(grammar_error, where, ": grammar: ", e.what());
       }
     }
   }

@@ -160,6 +160,26 @@ class Tokenizer {
            core_->special[static_cast<std::size_t>(id)];
   }
 
+  /// Whether `id` names a token (vocabulary or added); ids below vocab_size() may be holes.
+  bool contains_id(std::int32_t id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < core_->present.size() &&
+           core_->present[static_cast<std::size_t>(id)];
+  }
+
+  /// Whether `id` is an added token, special or not (matched as a whole, never spelled by
+  /// ordinary text: a grammar over text never allows one).
+  bool is_added(std::int32_t id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < core_->added.size() &&
+           core_->added[static_cast<std::size_t>(id)];
+  }
+
+  /// The bytes token `id` stands for (what decode({id}) returns); throws for an unknown id.
+  std::string token_bytes(std::int32_t id) const {
+    std::string out;
+    core_->append_token_bytes(id, false, out);
+    return out;
+  }
+
   /// The ids of all special added tokens, ascending.
   std::span<const std::int32_t> special_ids() const { return core_->special_ids; }
 

@@ -1,0 +1,128 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The regular-language syntax tree both grammar front ends (regex, JSON Schema)
+/// produce: sets of code points, concatenation, alternation and bounded repetition.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "baton/text/utf8.hpp"
+
+namespace baton::grammar {
+
+/// The largest Unicode scalar value.
+inline constexpr char32_t kMaxCodePoint = 0x10FFFF;
+
+/// An inclusive range of code points.
+struct CodeRange {
+  char32_t lo = 0, hi = 0;
+  friend bool operator==(const CodeRange&, const CodeRange&) = default;
+};
+
+/// A node of a regular expression over Unicode scalar values. The automaton steps through
+/// the UTF-8 bytes of these code points (tokens split characters).
+struct RegexNode {
+  enum class Kind : std::uint8_t {
+    empty,   ///< matches the empty string
+    set,     ///< one code point out of `set` (sorted, disjoint, surrogates excluded)
+    concat,  ///< `kids` one after another
+    alt,     ///< one of `kids`
+    repeat,  ///< `kids[0]` between `min` and `max` times (`max` < 0: unbounded)
+  };
+  Kind kind = Kind::empty;
+  std::vector<CodeRange> set;
+  std::vector<RegexNode> kids;
+  int min = 0, max = 0;
+
+  static RegexNode empty_string() { return {}; }
+  static RegexNode of_set(std::vector<CodeRange> ranges);
+  static RegexNode code_point(char32_t c) { return of_set({{c, c}}); }
+  /// The UTF-8 string `s` literally (no syntax).
+  static RegexNode literal(std::string_view s);
+  static RegexNode seq(std::vector<RegexNode> kids) {
+    if (kids.size() == 1) return std::move(kids.front());
+    RegexNode n;
+    n.kind = kids.empty() ? Kind::empty : Kind::concat;
+    n.kids = std::move(kids);
+    return n;
+  }
+  static RegexNode any_of(std::vector<RegexNode> kids) {
+    if (kids.size() == 1) return std::move(kids.front());
+    RegexNode n;
+    n.kind = Kind::alt;
+    n.kids = std::move(kids);
+    return n;
+  }
+  static RegexNode repeated(RegexNode kid, int min, int max) {
+    RegexNode n;
+    n.kind = Kind::repeat;
+    n.kids.push_back(std::move(kid));
+    n.min = min;
+    n.max = max;
+    return n;
+  }
+  static RegexNode optional(RegexNode kid) { return repeated(std::move(kid), 0, 1); }
+};
+
+/// Sorts and merges `ranges` and removes the surrogates U+D800..U+DFFF (not scalar values,
+/// so UTF-8 cannot spell them).
+inline std::vector<CodeRange> normalize_ranges(std::vector<CodeRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const CodeRange& a, const CodeRange& b) { return a.lo < b.lo; });
+  std::vector<CodeRange> merged;
+  for (const CodeRange& r : ranges) {
+    if (!merged.empty() && r.lo <= merged.back().hi + 1) {
+      merged.back().hi = std::max(merged.back().hi, r.hi);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  std::vector<CodeRange> out;
+  for (const CodeRange& r : merged) {
+    if (r.hi < 0xD800 || r.lo > 0xDFFF) {
+      out.push_back(r);
+      continue;
+    }
+    if (r.lo < 0xD800) out.push_back({r.lo, 0xD7FF});
+    if (r.hi > 0xDFFF) out.push_back({0xE000, r.hi});
+  }
+  return out;
+}
+
+/// The code points not in `ranges` (which must be normalized).
+inline std::vector<CodeRange> complement_ranges(const std::vector<CodeRange>& ranges) {
+  std::vector<CodeRange> out;
+  char32_t next = 0;
+  for (const CodeRange& r : ranges) {
+    if (r.lo > next) out.push_back({next, r.lo - 1});
+    next = r.hi + 1;
+  }
+  if (next <= kMaxCodePoint) out.push_back({next, kMaxCodePoint});
+  return normalize_ranges(std::move(out));
+}
+
+inline RegexNode RegexNode::of_set(std::vector<CodeRange> ranges) {
+  RegexNode n;
+  n.kind = Kind::set;
+  n.set = normalize_ranges(std::move(ranges));
+  return n;
+}
+
+// Invalid UTF-8 bytes (callers validate first) are taken as the Latin-1 code point.
+inline RegexNode RegexNode::literal(std::string_view s) {
+  std::vector<RegexNode> kids;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = text::utf8_sequence_length(s, i);
+    const char32_t c = len ? text::utf8_decode_at(s, i, len) : static_cast<unsigned char>(s[i]);
+    kids.push_back(code_point(c));
+    i += len ? len : 1;
+  }
+  return seq(std::move(kids));
+}
+
+}  // namespace baton::grammar
