@@ -115,6 +115,10 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
   std::ofstream(f.dir / "relay.json") << j.dump(2);
   const RelaySpec spec = load_relay_spec(f.dir / "relay.json");
   const auto relay = build_relay(spec);
+  // The fixture's adapters say they were trained on "tiny"; the model folder is "model".
+  REQUIRE(relay->warnings().size() == 3);
+  CHECK(relay->warnings()[0].find("stage 'extract'") != std::string::npos);
+  CHECK(relay->warnings()[0].find("trained on \"tiny\"") != std::string::npos);
   CHECK_THROWS_AS(relay->run(kRequestIds()), usage_error);  // cold
   relay->prewarm();
   const RelayResult r = relay->run(kRequestIds());

@@ -149,6 +149,7 @@ int cmd_relay(int argc, char** argv) {
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
 
   const auto relay = build_relay(spec);
+  for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
   relay->prewarm();
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};

@@ -271,8 +271,17 @@ TEST_CASE("json schema: errors name the pointer and the reason") {
                "/items/type", "\"date\"");
   EXPECT_ERROR(grammar_error, dfa_of_schema(J{{"type", "string"}, {"enum", {1, 2}}}), "/enum",
                "only strings");
-  EXPECT_ERROR(grammar_error, g::GrammarSpec::json_schema_text("{\"type\":", "schema.json"),
-               "schema.json", "not valid JSON");
+  // A schema file is parsed as strictly as every JSON input (docs/security.md).
+  EXPECT_ERROR(baton::format_error, g::GrammarSpec::json_schema_text("{\"type\":", "schema.json"),
+               "schema.json", "invalid JSON");
+  EXPECT_ERROR(baton::format_error,
+               g::GrammarSpec::json_schema_text(std::string(100000, '[') + std::string(100000, ']'),
+                                                "schema.json"),
+               "schema.json", "deeper than 64 levels");
+  EXPECT_ERROR(
+      baton::format_error,
+      g::GrammarSpec::json_schema_text(R"({"type": "object", "type": "string"})", "schema.json"),
+      "duplicate key 'type'");
 }
 
 TEST_CASE("token masks: tokens that split characters, EOS exactly in accepting states") {

@@ -15,6 +15,7 @@
 #include "baton/core/error.hpp"
 #include "baton/grammar/json_schema.hpp"
 #include "baton/grammar/regex_parser.hpp"
+#include "baton/io/json_util.hpp"
 
 namespace baton::grammar {
 
@@ -39,13 +40,9 @@ struct GrammarSpec {
   }
   /// Parses `text` as a JSON Schema (order of properties kept); `where` names it in errors.
   static GrammarSpec json_schema_text(std::string_view text, std::string_view where) {
-    nlohmann::ordered_json j;
-    try {
-      j = nlohmann::ordered_json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      BATON_FAIL(grammar_error, where, ": not valid JSON: ", e.what());
-    }
-    return json_schema(j);
+    // Strict like every JSON input (nesting limit, duplicate keys, no trailing bytes): a
+    // schema file is as untrusted as a relay file (docs/security.md).
+    return json_schema(io::parse_json_strict<nlohmann::ordered_json>(text, where));
   }
 
   /// The language as a syntax tree (throws grammar_error for anything unsupported).

@@ -33,6 +33,7 @@
 #include "baton/core/error.hpp"
 #include "baton/grammar/regex_ast.hpp"
 #include "baton/grammar/regex_parser.hpp"
+#include "baton/io/json_util.hpp"
 
 namespace baton::grammar {
 
@@ -116,15 +117,15 @@ class SchemaCompiler {
     const auto& v = s[key];
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
         v.get<std::int64_t>() > kMaxJsonCount)
-      fail(where + "/" + key,
-           "must be an integer from 0 to " + std::to_string(kMaxJsonCount) + ", not " + v.dump());
+      fail(where + "/" + key, "must be an integer from 0 to " + std::to_string(kMaxJsonCount) +
+                                  ", not " + io::detail::show(v));
     return static_cast<int>(v.get<std::int64_t>());
   }
 
   static RegexNode lit(std::string_view s) { return RegexNode::literal(s); }
 
   RegexNode value(const nlohmann::ordered_json& s, const std::string& where) {
-    if (!s.is_object()) fail(where, "a schema must be an object, not " + s.dump());
+    if (!s.is_object()) fail(where, "a schema must be an object, not " + io::detail::show(s));
     if (!s.contains("type") && s.contains("enum")) return string_enum(s, where);
     if (!s.contains("type") || !s["type"].is_string())
       fail(where, "needs \"type\" (one of object, string, integer, number, boolean, array)");
@@ -157,7 +158,7 @@ class SchemaCompiler {
       if (!s["required"].is_array()) fail(where + "/required", "must be an array of names");
       for (const auto& r : s["required"]) {
         if (!r.is_string() || !props.contains(r.get<std::string>()))
-          fail(where + "/required", "names " + r.dump() + ", which is not a property");
+          fail(where + "/required", "names " + io::detail::show(r) + ", which is not a property");
         required.insert(r.get<std::string>());
       }
     }
@@ -183,7 +184,7 @@ class SchemaCompiler {
     std::vector<RegexNode> alts;
     for (const auto& v : e) {
       if (!v.is_string())
-        fail(where + "/enum", "only strings are supported in an enum, not " + v.dump());
+        fail(where + "/enum", "only strings are supported in an enum, not " + io::detail::show(v));
       alts.push_back(lit(json_quote(v.get<std::string>())));
     }
     return RegexNode::any_of(std::move(alts));

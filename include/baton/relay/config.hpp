@@ -133,7 +133,7 @@ inline grammar::GrammarSpec grammar_field(const nlohmann::json& v, const std::st
   BATON_CHECK(v.is_object() && v.size() == 1 && (v.contains("regex") || v.contains("json_schema")),
               config_error, where,
               " must be {\"regex\": \"...\"} or {\"json_schema\": {...}}; got ",
-              v.dump().substr(0, 200));
+              io::detail::show(v));
   grammar::GrammarSpec g;
   if (v.contains("regex")) {
     BATON_CHECK(v["regex"].is_string(), config_error, where, ".regex must be a string");

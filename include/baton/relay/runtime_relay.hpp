@@ -13,6 +13,7 @@
 
 #include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
+#include "baton/lora/base_model_check.hpp"
 #include "baton/model/host_forward.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/engine.hpp"
@@ -31,6 +32,9 @@ class RuntimeRelay {
   virtual std::vector<std::string> stage_names() const = 0;
   /// The prefix ids of `stage` (what its pre-warm computes).
   virtual std::vector<std::int32_t> prefix(int stage) const = 0;
+  /// What building the relay noticed but did not refuse, one sentence each: an adapter whose
+  /// base_model_name_or_path names another model (lora/base_model_check.hpp).
+  virtual const std::vector<std::string>& warnings() const = 0;
 };
 
 namespace detail {
@@ -102,6 +106,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
         check_vocab_ids(segs.back().ids, vocab, in + " ids");
       }
       Slice slice = s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config());
+      if (auto why = base_model_mismatch(slice, model_)) warnings_.push_back(where + ": " + *why);
       // The worst-case slot (every read output at its max_new, the longest request) may
       // exceed the model's context; a slot never needs more than the positions left after
       // the prefix. A run whose input would not fit gets the stage's capacity_error.
@@ -149,6 +154,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
     return names;
   }
   std::vector<std::int32_t> prefix(int stage) const override { return stages_.at(stage)->prefix(); }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
 
  private:
   void check_request(std::span<const std::int32_t> request) const {
@@ -162,6 +168,7 @@ class HostRuntimeRelay final : public RuntimeRelay {
   std::unique_ptr<RelayEngine<host>> engine_;
   RelayOptions options_;
   int max_request_ = 0;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace detail
