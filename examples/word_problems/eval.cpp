@@ -58,8 +58,8 @@ struct Rate {
 };
 
 struct Figures {
-  Rate extract_parse, extract_parse_free, extract_exact, reason_alone, verify_correct, verify_wrong, ungated, gated,
-      gate_passed_wrong;
+  Rate extract_parse, extract_parse_free, extract_exact, reason_alone, verify_correct, verify_wrong,
+      ungated, gated, gate_passed_wrong;
   double mean_cycles = 0;
 
   nlohmann::json json() const {
@@ -121,10 +121,10 @@ Figures evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
     const auto facts = word_problems::parse_facts(extracted);
     f.extract_parse.add(facts.has_value());
     f.extract_exact.add(extracted == p.facts);
-    f.extract_parse_free.add(word_problems::parse_facts(
-                                 tok.decode(free_extract->run(word_problems::stage_input(spec, 0, q, {}))
-                                                .output(0)))
-                                 .has_value());
+    f.extract_parse_free.add(
+        word_problems::parse_facts(
+            tok.decode(free_extract->run(word_problems::stage_input(spec, 0, q, {})).output(0)))
+            .has_value());
 
     const Ids gold_facts = tok.encode(p.facts);
     f.reason_alone.add(word_problems::parse_result(tok.decode(run_alone(1, q, {gold_facts}))) ==
