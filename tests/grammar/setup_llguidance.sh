@@ -5,9 +5,9 @@
 # ctest fixture: writes llguidance's token masks along random walks of every grammar
 # (cases.json plus seeded random regexes) for each tokenizer, with llguidance_masks.py run
 # by $BATON_GRAMMAR_PYTHON (scripts/test.sh sets it: scripts/pyenv.sh
-# tests/grammar/requirements.txt). WORK/status says what the check tests do: "ok";
-# "skip: REASON" (exit 77); "fail: REASON". With CI=true an unavailable llguidance is a
-# failure. A tokenizer whose file is absent gets no reference; its check skips.
+# tests/grammar/requirements.txt). WORK/status says what the check tests do
+# (tests/support/fixture_status.sh). A tokenizer whose file is absent gets no reference; its
+# check skips.
 #   setup_llguidance.sh SOURCE_DIR WORK_DIR NAME=TOKENIZER.json=EOS[,EOS]...
 set -u
 src=$1
@@ -16,19 +16,8 @@ shift 2
 mkdir -p "$work"
 status=$work/status
 rm -f "$work"/llg_*.json
-finish() {  # finish ok | finish skip|fail REASON
-  if [ "$1" = ok ]; then
-    echo ok >"$status"
-    exit 0
-  fi
-  local kind=$1
-  [ "$kind" = skip ] && [ "${CI:-}" = true ] && kind=fail
-  echo "$kind: $2" >"$status"
-  echo "llguidance reference: $kind: $2"
-  [ "$kind" = fail ] && exit 1
-  exit 0
-}
-echo "fail: setup started but did not finish" >"$status"
+source "$(dirname "${BASH_SOURCE[0]}")/../support/fixture_status.sh"
+fixture_begin "$status" "llguidance reference"
 py=${BATON_GRAMMAR_PYTHON:-}
 [ -n "$py" ] || finish skip "no llguidance (BATON_GRAMMAR_PYTHON is not set; scripts/test.sh sets it)"
 ver=$("$py" -c 'import llguidance; print(llguidance.__version__)' 2>&1) ||

@@ -6,12 +6,8 @@
 # Face's Rust `tokenizers` (PyPI binding, the version pinned in requirements.txt here) run by
 # $BATON_REFERENCE_PYTHON (scripts/test.sh sets it from scripts/pyenv.sh; reference_env.sh
 # adds the pinned version when that environment has another). WORK/status says what the check
-# tests do:
-#   ok             compare baton against the reference ids;
-#   skip: REASON   the reference python is unavailable: the checks print "skipped: REASON" and
-#                  exit 77 (ctest: Skipped);
-#   fail: REASON   the checks fail. With CI=true an unavailable reference is a failure (CI can
-#                  reach PyPI), and so is a reference that was found but did not run.
+# tests do (tests/support/fixture_status.sh); a reference that was found but did not run is a
+# failure.
 # A tokenizer whose file is absent (the shared folder ../shared/tokenizers is not there) gets
 # no reference file; its check reports that and is skipped, also under CI.
 # Exits 0 unless the status is "fail".
@@ -23,19 +19,8 @@ shift 2
 mkdir -p "$work"
 status=$work/status
 rm -f "$work"/corpus.bin "$work"/ref_*.json
-finish() {  # finish ok | finish skip|fail REASON
-  if [ "$1" = ok ]; then
-    echo ok >"$status"
-    exit 0
-  fi
-  local kind=$1
-  [ "$kind" = skip ] && [ "${CI:-}" = true ] && kind=fail
-  echo "$kind: $2" >"$status"
-  echo "reference tokenizers: $kind: $2"
-  [ "$kind" = fail ] && exit 1
-  exit 0
-}
-echo "fail: setup started but did not finish" >"$status"
+source "$(dirname "${BASH_SOURCE[0]}")/../support/fixture_status.sh"
+fixture_begin "$status" "reference tokenizers"
 
 py=${BATON_REFERENCE_PYTHON:-}
 [ -n "$py" ] || finish skip "no tokenizers (BATON_REFERENCE_PYTHON is not set; scripts/test.sh sets it)"
