@@ -26,6 +26,8 @@ struct GridScratch {
   buffer<float> attn_acc;       ///< [rows, splits, head_dim]
   buffer<float> widened;        ///< a 16-bit matrix widened to f32 (device prefill GEMM)
   buffer<std::int32_t> chosen;  ///< [rows]: argmax results
+  /// The device loop's state and generated ids (kernels::DeviceLoopState, then [max_new]).
+  buffer<std::int32_t> loop;
 
   template <class T>
   static void grow(buffer<T>& b, std::size_t need) {

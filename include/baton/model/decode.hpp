@@ -23,6 +23,7 @@
 #include "baton/intercept/chain.hpp"
 #include "baton/intercept/trace.hpp"
 #include "baton/model/backend_ops.hpp"
+#include "baton/model/device_loop.hpp"
 #include "baton/model/forward.hpp"
 
 namespace baton {
@@ -42,8 +43,10 @@ struct DecodeResult {
   std::string_view stopped_by;  ///< plugin_id of the interceptor that asked to stop, if one did
   int forwards = 0;             ///< model forwards run (the prefill included)
   int skipped = 0;              ///< steps whose token was supplied, so no forward ran for them
-  /// Steps at which host interceptors ran. On a device backend each is one wait of the host
-  /// for the device; on the host backend it costs nothing extra and is counted the same.
+  /// Times the loop waited for the step's outcome: one per step at which host interceptors
+  /// ran, plus one for each device-resident run (its single read of count, done, stop id
+  /// and error flag). On a device backend each is one wait of the host for the device; on the
+  /// host backends it costs nothing extra and is counted the same.
   int host_waits = 0;
   /// The trace recorder's rows, when the chain has one (a Stage fills this at finish).
   std::vector<TraceRow> trace;
@@ -109,9 +112,12 @@ class Decoder {
   using step_view = DecodeStepView<logits_view>;
   using chain_type = Chain;
   using branch_type = BranchState<Chain, backend>;
-  static_assert(!backend::is_device || Chain::size == 0,
-                "Decoder: interceptors on a device backend run in its decode step, which this "
-                "backend does not provide yet; use baton::host");
+  static_assert(!backend::is_device || !Chain::has_host_members,
+                "Decoder: host interceptors on a device backend need the stepped loop with the "
+                "logits on the host, which baton::cuda does not provide yet; use device "
+                "interceptors (graph_safe) or baton::host");
+  /// Whether run() can keep the whole loop on the device (model/device_loop.hpp).
+  static constexpr bool has_device_loop = HasDeviceLoop<backend>;
 
   /// Without interceptors.
   Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
@@ -261,12 +267,83 @@ class Decoder {
     accept(token, stopped_by);
     return !state_.done;
   }
-  /// Steps until done.
+  /// Steps until done. Without observer hooks, on a backend with a device loop, and with no
+  /// host interceptor present, the remaining steps run device-resident (run_on_device());
+  /// otherwise one step() at a time.
   template <class Hooks = NoDecodeHooks>
   void run(Hooks&& hooks = {}) {
-    while (step(hooks)) {
+    if constexpr (has_device_loop && std::is_same_v<std::remove_cvref_t<Hooks>, NoDecodeHooks>) {
+      if (device_loop_applies()) {
+        run_on_device();
+        return;
+      }
+    }
+    if constexpr (backend::is_device && Chain::has_device_members) {
+      BATON_CHECK(state_.done, usage_error,
+                  "Decoder: on a device backend, device interceptors run only in the "
+                  "device-resident loop (run() without hooks, at most ",
+                  kernels::kMaxDeviceStopIds, " stop ids)");
+    } else {
+      while (step(hooks)) {
+      }
     }
   }
+
+  /// Whether run() would keep the rest of this generation on the device.
+  bool device_loop_applies() const {
+    if constexpr (has_device_loop) {
+      return !state_.done && !host_hooks_ &&
+             opt_->stop_ids.size() <= static_cast<std::size_t>(kernels::kMaxDeviceStopIds);
+    } else {
+      return false;
+    }
+  }
+
+  /// The rest of the generation on the device: feeds pending tokens, then queues every step
+  /// and reads the outcome once (one host wait). Requires device_loop_applies().
+  void run_on_device() requires(has_device_loop) {
+    BATON_CHECK(device_loop_applies(), usage_error,
+                "Decoder: the device loop does not apply (done, host interceptors present, or "
+                "more than ",
+                kernels::kMaxDeviceStopIds, " stop ids)");
+    forward();  // the logits are then the current step's
+    const DeviceLoopStart start{state_.position, state_.origin,  state_.steps,  state_.last_token,
+                                opt_->max_new,   opt_->stop_ids, position_skew_};
+    typename Chain::device_params none{};
+    typename Chain::device_state* states = nullptr;
+    if constexpr (Chain::has_device_members) states = raw_pointer(branch_->device().data());
+    DeviceLoopOutcome out;
+    try {
+      out = run_device_loop<Chain>(*model_, *slice_, *cache_, *ws_, target_, start,
+                                   branch_ ? branch_->params() : none, states);
+    } catch (...) {
+      state_.done = 1;  // the request is abandoned; the cache's bookkeeping is committed
+      throw;
+    }
+    const kernels::DeviceLoopState& st = out.state;
+    result_.ids.insert(result_.ids.end(), out.ids.begin(), out.ids.end());
+    result_.forwards += out.appended;
+    ++result_.host_waits;
+    state_.steps = st.steps;
+    state_.last_token = st.last_token;
+    state_.position = st.position;
+    state_.pending = state_.origin + state_.steps - state_.position;
+    state_.done = 1;
+    if (st.stop_id >= 0) {
+      result_.stopped = true;
+      result_.stop_id = st.stop_id;
+    }
+    if constexpr (Chain::size > 0) {
+      if (st.stopped_by >= 0) {
+        result_.stopped = true;
+        result_.stopped_by = Chain::plugin_ids[static_cast<std::size_t>(st.stopped_by)];
+      }
+    }
+  }
+
+  /// Test hook: the device loop adds `skew` to every write position its steps compute, so
+  /// its position check fails (tests of the device-side check; never set otherwise).
+  void set_position_skew_for_testing(int skew) { position_skew_ = skew; }
 
   bool done() const { return state_.done != 0; }
   int position() const { return state_.position; }
@@ -316,6 +393,7 @@ class Decoder {
   bool host_hooks_ = false;
   bool device_transforms_ = false;
   bool host_transforms_ = false;
+  int position_skew_ = 0;
   logits_view logits_{};
   DecodeState state_;
   DecodeResult result_;

@@ -60,6 +60,12 @@ void write_forward_inputs(Exec& exec, Scratch& s, int first_pos,
   }
 }
 
+/// Tag of a forward whose descriptor and token id a device step already wrote into the
+/// scratch (model/device_loop.hpp): one token, nothing queued from the host, attention sized
+/// for the target's whole capacity (the descriptor masks it), so its launches are the same at
+/// every step and can be captured once.
+struct InputsOnDevice {};
+
 template <class Model, class Slice, class Cache, class Exec>
 class GridForwardOps {
   using B = typename Exec::backend;
@@ -81,24 +87,51 @@ class GridForwardOps {
         slice_(slice),
         cache_(cache),
         target_(target),
-        first_pos_(first_pos),
         n_(static_cast<int>(tokens.size())),
         rows_(logit_rows),
+        read_upto_(first_pos + n_),
         splits_(kernels::attention_splits(cache.capacity(target))) {
     // Checked before anything is queued: a launch refused half-way would leave some layers'
     // K/V written (the cache position would not move, but the prefix could be torn).
     BATON_CHECK(n_ <= static_cast<int>(grid::kMaxGridY), capacity_error, "forward of ", n_,
                 " tokens: the CUDA kernels take at most ", grid::kMaxGridY,
                 " tokens per forward (split the prefill)");
-    ws.ensure(c_, n_, rows_);
-    const auto z = [](long v) { return static_cast<std::size_t>(v); };
-    s_.grow(s_.desc, 1);
-    s_.grow(s_.tokens, z(n_));
-    s_.grow(s_.lora_u, z(n_) * Slice::rank_bound);
-    s_.grow(s_.attn_max_sum, z(n_) * c_.num_heads * splits_ * 2);
-    s_.grow(s_.attn_acc, z(n_) * c_.num_heads * splits_ * D);
-    s_.grow(s_.chosen, z(rows_));
+    reserve(ws, model.config(), splits_, n_, rows_);
     write_forward_inputs(exec_, s_, first_pos, tokens);
+  }
+
+  /// A one-token forward whose inputs are already in the scratch (InputsOnDevice). The
+  /// scratch must have been reserved for it (reserve(ws, cfg, splits, 1, 1)): nothing here
+  /// allocates.
+  GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
+                 KvTarget target, InputsOnDevice)
+      : model_(model),
+        c_(model.config()),
+        ws_(ws),
+        s_(ws.extras.scratch()),
+        exec_(ws),
+        slice_(slice),
+        cache_(cache),
+        target_(target),
+        n_(1),
+        rows_(1),
+        read_upto_(cache.capacity(target)),
+        splits_(kernels::attention_splits(cache.capacity(target))) {
+    exec_.skip_when_idle(raw(s_.desc));
+  }
+
+  /// Grows `ws` and its scratch for a forward of `tokens` tokens with `rows` logits rows over
+  /// `splits` attention splits.
+  static void reserve(Workspace<B>& ws, const ModelConfig& c, int splits, int tokens, int rows) {
+    ws.ensure(c, tokens, rows);
+    auto& s = ws.extras.scratch();
+    const auto z = [](long v) { return static_cast<std::size_t>(v); };
+    s.grow(s.desc, 1);
+    s.grow(s.tokens, z(tokens));
+    s.grow(s.lora_u, z(tokens) * Slice::rank_bound);
+    s.grow(s.attn_max_sum, z(tokens) * c.num_heads * splits * 2);
+    s.grow(s.attn_acc, z(tokens) * c.num_heads * splits * D);
+    s.grow(s.chosen, z(rows));
   }
 
   void embed() {
@@ -142,7 +175,7 @@ class GridForwardOps {
     using KS = kernels::SplitAttentionKernel<L>;
     using KC = kernels::AttentionCombineKernel<D>;
     const kernels::AttentionPartials parts{raw(s_.attn_max_sum), raw(s_.attn_acc), splits_};
-    typename KS::Args a{cache_.read_span(target_, layer, first_pos_ + n_),
+    typename KS::Args a{cache_.read_span(target_, layer, read_upto_),
                         raw(ws_.qkv),
                         qkv_width(),
                         c_.num_heads,
@@ -226,9 +259,9 @@ class GridForwardOps {
   const Slice& slice_;
   Cache& cache_;
   KvTarget target_;
-  int first_pos_;
   int n_;
   int rows_;
+  int read_upto_;  ///< positions the attention span covers (the descriptor masks the rest)
   int splits_;
 };
 

@@ -5,6 +5,7 @@
 ///        the host grid, and the products as the batch-1 GEMV kernel once per token.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,19 +38,30 @@ class HostGridExec {
     using K = kernels::GemvKernel<S>;
     for (int t = 0; t < n; ++t) {
       const float* xt = x + static_cast<std::size_t>(t) * ldx;
-      typename K::Args a{w,
-                         xt,
-                         y + static_cast<std::size_t>(t) * ldy,
-                         bias,
-                         out,
-                         in,
-                         accumulate,
-                         K::can_vectorize(w, xt, in)};
+      typename K::Args a{w,  xt,         y + static_cast<std::size_t>(t) * ldy, bias, out,
+                         in, accumulate, K::can_vectorize(w, xt, in),           idle_};
       launch<K>(K::config(out), a);
     }
   }
 
   std::span<const float> logits(const float* p, std::size_t n) { return {p, n}; }
+
+  /// Products skip their work while `desc->tokens == 0` (a device-loop forward after the end).
+  void skip_when_idle(const kernels::ForwardDesc* desc) { idle_ = desc; }
+
+  /// Runs `body`'s launches `times` times, as a graph replay does on the device.
+  template <class Body>
+  void replay(int times, Body&& body) {
+    for (int i = 0; i < times; ++i) body();
+  }
+
+  /// Copies the loop's outcome back: the device backend's one wait, here a plain copy.
+  void read(const std::int32_t* src, std::span<std::int32_t> dst) {
+    std::copy(src, src + dst.size(), dst.data());
+  }
+
+ private:
+  const kernels::ForwardDesc* idle_ = nullptr;
 };
 
 template <>
@@ -57,6 +69,8 @@ struct BackendOps<host_grid> {
   template <class Model, class Slice, class Cache>
   using forward_ops = GridForwardOps<Model, Slice, Cache, HostGridExec>;
   using logits_view = std::span<const float>;
+  /// What runs the device loop's launches (model/device_loop.hpp).
+  using exec = HostGridExec;
   /// The device's argmax kernel, on the host grid.
   static std::int32_t argmax(logits_view row) {
     using K = kernels::ArgmaxKernel;

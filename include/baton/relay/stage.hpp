@@ -160,11 +160,10 @@ class Stage final : public StageBase<typename Model::backend> {
   /// Ends `s` and hands back what it generated; the slot is free again.
   DecodeResult finish(session_type& s) { return s.release(); }
 
-  /// begin + step until done + finish.
+  /// begin + the decode loop's run() (step until done, or the device loop) + finish.
   DecodeResult run(std::span<const std::int32_t> input, int slot = 0) override {
     session_type s = begin(input, slot);
-    while (step(s)) {
-    }
+    s.decoder_.run();  // device-resident where the backend and the chain allow it
     return finish(s);
   }
 

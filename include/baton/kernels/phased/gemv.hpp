@@ -14,6 +14,7 @@
 #include "baton/core/dtype.hpp"
 #include "baton/grid/collectives.hpp"
 #include "baton/grid/grid.hpp"
+#include "baton/kernels/phased/descriptor.hpp"
 
 namespace baton::kernels {
 
@@ -43,6 +44,9 @@ struct GemvKernel {
     int cols = 0;
     int accumulate = 0;  ///< y += W x instead of y = W x
     int vectorized = 0;  ///< 128-bit loads (see can_vectorize)
+    /// When set and `idle->tokens == 0`, the launch does nothing: a device-loop forward queued
+    /// after the loop ended (model/device_loop.hpp) then reads no weights.
+    const ForwardDesc* idle = nullptr;
   };
   struct Shared {
     grid::WarpSlots<kThreads> sums;
@@ -62,6 +66,7 @@ struct GemvKernel {
 
   template <int P>
   BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs&, const Args& a) {
+    if (a.idle && a.idle->tokens == 0) return;  // the same for every thread of the launch
     const int row = static_cast<int>(at.block_x) * kRowsPerBlock + static_cast<int>(at.warp());
     const int lane = static_cast<int>(at.lane());
     if constexpr (P == 0) {

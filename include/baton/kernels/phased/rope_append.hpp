@@ -40,6 +40,8 @@ struct RopeAppendKernel {
   template <int P>
   BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
     const int t = static_cast<int>(at.block_x);
+    // A device-loop forward after the loop ended appends nothing (descriptor tokens = 0).
+    if (t >= a.desc->tokens) return;
     const int pos = a.desc->first_pos + t;
     float* row = a.qkv + static_cast<std::size_t>(t) * a.row_stride;
     if constexpr (P == 0) {

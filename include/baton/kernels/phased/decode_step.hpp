@@ -1,0 +1,182 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The device-resident decode step: choose, accept and write the next forward's inputs
+///        from a loop state kept in backend memory, so the host queues every step ahead and
+///        reads the outcome once (model/device_loop.hpp drives it).
+///
+/// One block of DecodeStepKernel<Chain> per step:
+///   phase 0: argmax over the logits row after the chain's device transforms (the host
+///            Decoder's rule: largest value, lowest id on a tie, -1 for a non-finite winner);
+///   phase 1: thread 0 accepts the id as Decoder::accept does (device advance, stop ids,
+///            interceptor stop, max_new), then writes the descriptor and token id of the
+///            forward that feeds it back — after checking the write position against the
+///            slot's counter. A mismatch writes nothing: it sets the error flag and ends the
+///            loop, and the host turns the flag into position_error at its one read.
+/// Once `done` is set every later step is a no-op and every later forward appends nothing
+/// (descriptor tokens = 0), so the host may queue max_new steps without looking.
+#pragma once
+
+#include <cstdint>
+
+#include "baton/grid/collectives.hpp"
+#include "baton/grid/grid.hpp"
+#include "baton/kernels/argmax.hpp"
+#include "baton/kernels/phased/descriptor.hpp"
+
+namespace baton::kernels {
+
+/// Why a device loop ended early (DeviceLoopState::error).
+enum DeviceLoopError : std::int32_t {
+  kLoopOk = 0,
+  kLoopPositionMismatch = 1,  ///< a write position differed from the slot's counter
+  kLoopNonFinite = 2,         ///< the logits' winner was NaN or Inf
+};
+
+/// The loop's state in backend memory: what Decoder keeps in DecodeState, plus the outcome the
+/// host reads once. All 32-bit integers, so the generated ids can follow it in one buffer and
+/// one copy brings both back.
+struct DeviceLoopState {
+  std::int32_t position = 0;     ///< the slot's write counter: where the next append must land
+  std::int32_t origin = 0;       ///< position of the first generated token
+  std::int32_t steps = 0;        ///< tokens accepted so far (each is in the ids after the state)
+  std::int32_t done = 0;         ///< nonzero once the generation ended
+  std::int32_t last_token = -1;  ///< the last accepted token
+  std::int32_t max_new = 0;
+  std::int32_t stop_id = -1;     ///< the stop id chosen, when one ended it
+  std::int32_t stopped_by = -1;  ///< chain member that asked to stop, when one did
+  std::int32_t error = kLoopOk;  ///< DeviceLoopError
+  std::int32_t error_pos = -1;   ///< the position the failed step computed
+  /// Test hook: added to the position a step computes for its append, to force a mismatch.
+  std::int32_t position_skew = 0;
+  std::int32_t reserved = 0;
+};
+
+/// 32-bit words of the state; the generated ids start right after it.
+inline constexpr int kLoopStateWords = sizeof(DeviceLoopState) / sizeof(std::int32_t);
+static_assert(sizeof(DeviceLoopState) == kLoopStateWords * sizeof(std::int32_t));
+
+/// Stop ids a step carries in its arguments (more fall back to the stepped loop).
+inline constexpr int kMaxDeviceStopIds = 16;
+
+/// Accepts `id` into `st` (thread 0 of the step; see the file comment). Returns the position
+/// the next forward appends `id` at, or -1 when no forward follows (done, or an error).
+BATON_HD inline int accept_on_device(DeviceLoopState& st, std::int32_t* ids, std::int32_t id,
+                                     int stopper, const std::int32_t* stop_ids, int n_stop) {
+  if (id < 0) {
+    st.error = kLoopNonFinite;
+    st.error_pos = st.origin + st.steps;
+    st.done = 1;
+    return -1;
+  }
+  for (int k = 0; k < n_stop; ++k) {
+    if (stop_ids[k] == id) {  // a stop id ends the generation and is not kept
+      st.stop_id = id;
+      st.done = 1;
+      return -1;
+    }
+  }
+  ids[st.steps] = id;
+  ++st.steps;
+  st.last_token = id;
+  if (stopper >= 0) {  // an interceptor's stop keeps the token it saw
+    st.stopped_by = stopper;
+    st.done = 1;
+  }
+  if (st.steps >= st.max_new) st.done = 1;
+  if (st.done) return -1;  // nothing reads the last token's K/V
+  const int at = st.origin + st.steps - 1 + st.position_skew;
+  if (at != st.position) {
+    st.error = kLoopPositionMismatch;
+    st.error_pos = at;
+    st.done = 1;
+    return -1;
+  }
+  ++st.position;
+  return at;
+}
+
+/// One decode step on the device; `Chain` is the stage's InterceptorChain (its device members
+/// run here: transform_logit in phase 0, advance in phase 1).
+template <class Chain>
+struct DecodeStepKernel {
+  static constexpr unsigned kThreads = 256;
+  static constexpr int kPhases = 2;
+  struct Args {
+    const float* logits = nullptr;  ///< [vocab]: the last forward's row
+    int vocab = 0;
+    std::int32_t* loop = nullptr;  ///< DeviceLoopState, then [max_new] generated ids
+    typename Chain::device_params params{};
+    typename Chain::device_state* chain_state = nullptr;  ///< the branch's device states
+    std::int32_t stop_ids[kMaxDeviceStopIds] = {};
+    int n_stop = 0;
+    ForwardDesc* desc = nullptr;     ///< the next forward's descriptor
+    std::int32_t* tokens = nullptr;  ///< the next forward's token id
+  };
+  struct Shared {
+    grid::BlockReduceStorage<ArgmaxPair, kThreads> best;
+  };
+  struct Regs {};
+  static grid::LaunchConfig config() { return {1, 1, kThreads}; }
+
+  BATON_HD static DeviceLoopState& state(const Args& a) {
+    return *reinterpret_cast<DeviceLoopState*>(a.loop);
+  }
+
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs&, const Args& a) {
+    if constexpr (P == 0) {
+      // `done` is written only by thread 0 in phase 1, so every thread of phase 0 sees the
+      // same value and the block skips the collective together.
+      if (state(a).done) return;
+      const int first = static_cast<int>(at.thread) < a.vocab ? static_cast<int>(at.thread) : 0;
+      ArgmaxPair best{logit(a, first), first};
+      for (int i = first + static_cast<int>(kThreads); i < a.vocab; i += kThreads)
+        best = argmax_better(best, ArgmaxPair{logit(a, i), i});
+      grid::block_reduce(at, sh.best, best, grid::ArgmaxOp{});
+    } else if (at.thread == 0 && !state(a).done) {
+      const std::int32_t id = argmax_id(sh.best.result);
+      int stopper = -1;
+      if constexpr (Chain::has_device_members) {
+        if (id >= 0) stopper = Chain::advance(a.params, *a.chain_state, id);
+      }
+      const int pos =
+          accept_on_device(state(a), a.loop + kLoopStateWords, id, stopper, a.stop_ids, a.n_stop);
+      if (pos >= 0) {
+        *a.desc = ForwardDesc{pos, 1};
+        a.tokens[0] = id;
+      } else {
+        a.desc->tokens = 0;  // every later forward appends nothing
+      }
+    }
+  }
+
+ private:
+  BATON_HD static float logit(const Args& a, int id) {
+    if constexpr (Chain::alters_on_device) {
+      return Chain::transform_logit(a.params, *a.chain_state, id, a.logits[id]);
+    } else {
+      return a.logits[id];
+    }
+  }
+};
+
+/// Writes one DeviceLoopState from the kernel's arguments (the loop's start, queued like any
+/// launch: no host copy, no wait).
+struct LoopStartKernel {
+  static constexpr unsigned kThreads = 32;
+  static constexpr int kPhases = 1;
+  struct Args {
+    DeviceLoopState value;
+    std::int32_t* loop = nullptr;
+  };
+  struct Shared {};
+  struct Regs {};
+  static grid::LaunchConfig config() { return {1, 1, kThreads}; }
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
+    if (at.thread == 0) *reinterpret_cast<DeviceLoopState*>(a.loop) = a.value;
+  }
+};
+
+}  // namespace baton::kernels

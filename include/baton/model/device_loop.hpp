@@ -1,0 +1,160 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The device-resident decode loop: after the prefill, every step (choose, accept,
+///        the next forward's inputs) and every forward run from state in backend memory, and
+///        the host reads the outcome once.
+///
+/// What the host queues for a generation of up to max_new tokens (nothing in between is read):
+///   LoopStartKernel (the state, from kernel arguments),
+///   DecodeStepKernel on the prefill's logits,
+///   (max_new - 1) x { forward from the descriptor the step wrote, DecodeStepKernel },
+/// then one read of the state and the generated ids. The repeated pair is the same launches
+/// at every step (the forward reads position and token from the descriptor; attention is sized
+/// from the slot's capacity), so on the GPU it is captured once as a CUDA graph and replayed
+/// (`Exec::replay`); on the host grid the same launches simply run in order. Once the loop is
+/// done the steps do nothing and the forwards append nothing (their products are skipped too).
+///
+/// Write positions: before queuing, the host checks that the whole generation fits the slot
+/// (capacity_error, as the stepped loop would throw at the step that no longer fits); on the
+/// device each step compares the position it computes for the next append with the slot's
+/// counter and on a mismatch appends nothing and sets the error flag. At the read the host
+/// commits the count of appended tokens to the KvBuffer and turns a set flag into the same
+/// position_error the host backend throws (or numeric_error for non-finite logits).
+///
+/// An executor (BackendOps<B>::exec) provides, besides GridForwardOps' launch and matmul:
+///   `replay(times, body)`: runs body's launches `times` times;
+///   `read(src, dst)`: copies int32 words from backend memory to the host (the one wait).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "baton/core/error.hpp"
+#include "baton/kernels/phased/decode_step.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/model/backend_ops.hpp"
+#include "baton/model/grid_ops.hpp"
+#include "baton/model/workspace.hpp"
+
+namespace baton {
+
+/// Whether backend B runs its decode loop on the device (its BackendOps name an executor).
+template <class B>
+concept HasDeviceLoop = HasBackendOps<B> && requires {
+  typename BackendOps<B>::exec;
+};
+
+/// Where a device loop starts: the stepped loop's state right after a forward (pending = 0),
+/// and what it may do.
+struct DeviceLoopStart {
+  int position = 0;  ///< the slot's next write position
+  int origin = 0;
+  int steps = 0;  ///< tokens accepted before the loop (their ids are not re-read)
+  std::int32_t last_token = -1;
+  int max_new = 0;
+  std::span<const std::int32_t> stop_ids;  ///< at most kernels::kMaxDeviceStopIds
+  int position_skew = 0;                   ///< test hook (DeviceLoopState::position_skew)
+};
+
+/// What the host learns at the loop's one read.
+struct DeviceLoopOutcome {
+  kernels::DeviceLoopState state;
+  std::vector<std::int32_t> ids;  ///< the ids accepted by the loop (after start.steps)
+  int appended = 0;               ///< tokens the loop's forwards appended (committed)
+};
+
+/// Runs the loop (see the file comment) for `chain` on branch states `params` / `chain_state`
+/// (backend memory; null when the chain has no device member). Throws capacity_error before
+/// queuing anything when the generation cannot fit the slot, and position_error /
+/// numeric_error after the read; in every case the cache's bookkeeping matches what was
+/// written and its prefix is untouched.
+template <class Chain, class Model, class Slice, class Cache>
+DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache& cache,
+                                  Workspace<typename Model::backend>& ws, KvTarget target,
+                                  const DeviceLoopStart& start,
+                                  const typename Chain::device_params& params,
+                                  typename Chain::device_state* chain_state) {
+  using B = typename Model::backend;
+  using Exec = typename BackendOps<B>::exec;
+  using Ops = GridForwardOps<Model, Slice, Cache, Exec>;
+  using Step = kernels::DecodeStepKernel<Chain>;
+  using Start = kernels::LoopStartKernel;
+  const ModelConfig& c = model.config();
+  const int remaining = start.max_new - start.steps;
+  BATON_CHECK(remaining > 0, usage_error, "device loop: nothing left to generate (", start.steps,
+              " of max_new ", start.max_new, ")");
+  BATON_CHECK(static_cast<int>(start.stop_ids.size()) <= kernels::kMaxDeviceStopIds, usage_error,
+              "device loop: ", start.stop_ids.size(), " stop ids; the device step takes at most ",
+              kernels::kMaxDeviceStopIds);
+  // Every token but the last is fed back: the loop appends at most remaining - 1.
+  cache.check_write(target, start.position, remaining - 1);
+
+  Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), 1, 1);
+  auto& s = ws.extras.scratch();
+  const std::size_t words = kernels::kLoopStateWords + static_cast<std::size_t>(start.max_new);
+  s.grow(s.loop, words);
+  std::int32_t* loop = raw_pointer(s.loop.data());
+
+  Exec exec(ws);
+  kernels::DeviceLoopState init;
+  init.position = start.position;
+  init.origin = start.origin;
+  init.steps = start.steps;
+  init.done = 0;
+  init.last_token = start.last_token;
+  init.max_new = start.max_new;
+  init.position_skew = start.position_skew;
+  exec.template launch<Start>(Start::config(), {init, loop});
+
+  typename Step::Args step{};
+  step.logits = raw_pointer(ws.logits.data());
+  step.vocab = c.vocab_size;
+  step.loop = loop;
+  step.params = params;
+  step.chain_state = chain_state;
+  std::copy(start.stop_ids.begin(), start.stop_ids.end(), step.stop_ids);
+  step.n_stop = static_cast<int>(start.stop_ids.size());
+  step.desc = raw_pointer(s.desc.data());
+  step.tokens = raw_pointer(s.tokens.data());
+
+  exec.template launch<Step>(Step::config(), step);  // on the prefill's (or last forward's) row
+  exec.replay(remaining - 1, [&] {
+    Ops ops(model, ws, slice, cache, target, InputsOnDevice{});
+    ops.embed();
+    for (int layer = 0; layer < c.num_layers; ++layer)
+      Model::family::layer(ops, model.layer(layer), layer);
+    (void)ops.head();
+    exec.template launch<Step>(Step::config(), step);
+  });
+
+  std::vector<std::int32_t> back(words);
+  exec.read(loop, std::span<std::int32_t>(back));  // the one wait
+
+  DeviceLoopOutcome out;
+  std::copy(back.begin(), back.begin() + kernels::kLoopStateWords,
+            reinterpret_cast<std::int32_t*>(&out.state));
+  const kernels::DeviceLoopState& st = out.state;
+  out.appended = st.position - start.position;
+  if (out.appended > 0) cache.commit(target, out.appended);
+  if (st.error == kernels::kLoopPositionMismatch) {
+    // The same check, and so the same position_error, as a host-backend forward's.
+    cache.check_write(target, st.error_pos, 1);
+  }
+  BATON_CHECK(st.error != kernels::kLoopNonFinite, numeric_error, "decode step ", st.steps,
+              " at position ", st.error_pos,
+              ": the logits are not finite (NaN or Inf); the model or adapter weights hold "
+              "non-finite values or the computation overflowed",
+              Chain::distribution_altering ? ", or the interceptors masked every token" : "");
+  BATON_CHECK(st.error == kernels::kLoopOk && st.steps >= start.steps && st.steps <= start.max_new,
+              device_error, "device loop: inconsistent state read back (error ", st.error,
+              ", steps ", st.steps, ")");
+  out.ids.assign(back.begin() + kernels::kLoopStateWords + start.steps,
+                 back.begin() + kernels::kLoopStateWords + st.steps);
+  return out;
+}
+
+}  // namespace baton
