@@ -5,15 +5,18 @@
 // backend's stepped Decoder and relay: tokens, stop ids, max_new, a chain of device
 // interceptors (deny set + stop sequence), the device-side write-position check forced to fail
 // through the test hook (position_error, prefix intact, the next request correct), the
-// capacity check before anything is queued, and a two-stage relay with a gate.
+// capacity check before anything is queued, a three-stage relay with a gate, and a relay built
+// at run time on the host grid (device deny set; a traced stage on the stepped loop).
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "baton/intercept/stop_sequences.hpp"
 #include "baton/intercept/token_set.hpp"
 #include "baton/model/host_grid_forward.hpp"
+#include "baton/relay/runtime_relay.hpp"
 #include "support/expect_error.hpp"
 #include "support/relay_fixture.hpp"
 
@@ -245,4 +248,43 @@ TEST_CASE(
   CHECK(gp.passed());
   CHECK(gp.cycles == hp.cycles);
   CHECK(gp.output(2) == hp.output(2));
+}
+
+TEST_CASE("a run-time relay on the host grid (build_relay_as_on) = build_relay_as on the host") {
+  const RelayFixture fx("device_loop_runtime");
+  const nlohmann::json j = {
+      {"model", fx.dir / "model"},
+      {"stages",
+       {{{"name", "extract"},
+         {"adapter", fx.adapter_dir(0)},
+         {"prefix", kPrefix},
+         {"input", {{{"ids", {9, 10}}}, {{"request", true}}}},
+         {"max_new", 7},
+         {"interceptors", {{{"deny_tokens", {kRequest[1], kRequest[4], 7}}}}}},
+        {{"name", "verify"},
+         {"adapter", fx.adapter_dir(2)},
+         {"input", {{{"out", "extract"}}, {{"ids", {3}}}}},
+         {"max_new", 5},
+         {"interceptors", {{{"trace", true}}}}}}}};
+  const auto file = fx.dir / "relay.json";
+  std::ofstream(file) << j.dump(2);
+  const RelaySpec spec = load_relay_spec(file);
+  const auto g = build_relay_as_on<host_grid, f32, 8>(spec);
+  const auto h = build_relay_as<f32, 8>(spec);
+  CHECK(g->backend_name() == "host-grid");
+  CHECK(h->backend_name() == "host");
+  g->prewarm();
+  h->prewarm();
+  const RelayResult rg = g->run(kRequest);
+  const RelayResult rh = h->run(kRequest);
+  REQUIRE(rh.runs.size() == 2);
+  REQUIRE(rg.runs.size() == 2);
+  CHECK(rg.runs[0].ids == rh.runs[0].ids);
+  CHECK(rg.runs[1].ids == rh.runs[1].ids);
+  CHECK(rg.runs[0].host_waits == 1);  // device loop
+  CHECK(rh.runs[0].host_waits == 0);
+  // The traced stage takes the stepped loop on both: one wait per step.
+  CHECK(rg.runs[1].host_waits == static_cast<int>(rh.runs[1].ids.size()));
+  CHECK(rh.runs[1].host_waits == rg.runs[1].host_waits);
+  CHECK(rg.runs[1].trace.size() == rh.runs[1].trace.size());
 }

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The CUDA backend tag: cudaMalloc'd buffers, upload/download, status checks, the
-/// execution context (stream, cuBLAS handle and workspace, counted host waits) and the
-/// workspace extras a forward needs.
+/// execution context (stream, cuBLAS handle and workspace, counted host waits), the captured
+/// step graph and the workspace extras a forward needs.
 ///
 /// This header is plain C++: g++ can include it (it uses only the C headers of the CUDA
 /// runtime and cuBLAS, never CUB or Thrust). Kernels and anything else that needs nvcc live
@@ -277,6 +277,84 @@ class CudaContext {
   long host_waits_ = 0;
 };
 
+/// One captured launch sequence, replayed many times: the device loop's step (forward +
+/// decode step, model/device_loop.hpp). capture() records what `body` queues on `stream`; the
+/// first capture instantiates the graph, a later one updates the instantiated graph in place
+/// when only kernel arguments changed (a new branch state, another adapter) and instantiates
+/// anew otherwise. Move-only; destroys the graph on destruction.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  CudaGraph(CudaGraph&& o) noexcept
+      : exec_(std::exchange(o.exec_, nullptr)),
+        captures_(o.captures_),
+        instantiations_(o.instantiations_) {}
+  CudaGraph& operator=(CudaGraph&& o) noexcept {
+    if (this != &o) {
+      release();
+      exec_ = std::exchange(o.exec_, nullptr);
+      captures_ = o.captures_;
+      instantiations_ = o.instantiations_;
+    }
+    return *this;
+  }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  ~CudaGraph() { release(); }
+
+  /// Records `body`'s launches on `stream` (a stream the context owns: the legacy default
+  /// stream cannot be captured). If `body` throws, the capture is ended and discarded.
+  template <class Body>
+  void capture(cudaStream_t stream, Body&& body) {
+    BATON_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      body();
+    } catch (...) {
+      (void)cudaStreamEndCapture(stream, &graph);
+      if (graph) (void)cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw;
+    }
+    BATON_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    if (exec_) {
+      cudaGraphExecUpdateResultInfo info{};
+      if (cudaGraphExecUpdate(exec_, graph, &info) != cudaSuccess) {
+        (void)cudaGetLastError();  // a changed topology: instantiate anew below
+        (void)cudaGraphExecDestroy(exec_);
+        exec_ = nullptr;
+      }
+    }
+    if (!exec_) {
+      const cudaError_t status = cudaGraphInstantiate(&exec_, graph, 0);
+      if (status != cudaSuccess) {
+        exec_ = nullptr;
+        (void)cudaGraphDestroy(graph);
+        BATON_CUDA_CHECK(status);
+      }
+      ++instantiations_;
+    }
+    (void)cudaGraphDestroy(graph);  // the instantiated graph keeps what it needs
+    ++captures_;
+  }
+  /// Queues one replay on `stream` (no wait).
+  void launch(cudaStream_t stream) {
+    BATON_CHECK(exec_ != nullptr, usage_error, "CudaGraph: launch before any capture");
+    BATON_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+  }
+  long captures() const noexcept { return captures_; }
+  long instantiations() const noexcept { return instantiations_; }
+
+ private:
+  void release() noexcept {
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+  cudaGraphExec_t exec_ = nullptr;
+  long captures_ = 0;
+  long instantiations_ = 0;
+};
+
 /// What a Workspace<cuda> keeps beside the activations: the context its forwards run on and
 /// the phased kernels' scratch. bind() one context per relay to every workspace of that relay:
 /// their work is then ordered on one stream. A workspace never bound gets a context on the
@@ -294,11 +372,14 @@ class CudaWorkspaceExtras {
     return *ctx_;
   }
   grid::GridScratch<cuda>& scratch() noexcept { return scratch_; }
+  /// The device loop's step graph: one per workspace, i.e. per (stage slot, batch size 1).
+  CudaGraph& step_graph() noexcept { return step_graph_; }
 
  private:
   CudaContext* ctx_ = nullptr;
   std::unique_ptr<CudaContext> owned_;
   grid::GridScratch<cuda> scratch_;
+  CudaGraph step_graph_;
 };
 
 }  // namespace baton

@@ -107,6 +107,10 @@ class Chain {
   bool host_members_present() const {
     return any_present([](auto tag) { return !bool(member_t<decltype(tag)::value>::graph_safe); });
   }
+  /// Whether any device member is present.
+  bool device_members_present() const {
+    return any_present([](auto tag) { return bool(member_t<decltype(tag)::value>::graph_safe); });
+  }
   /// Whether any step-3 / step-4 transform is present (else the loop leaves the logits alone).
   bool device_transforms_present() const {
     return any_present([](auto tag) {

@@ -64,7 +64,8 @@ class CudaExec {
               float* y, int ldy, bool accumulate) {
     if (n == 1) {
       using K = kernels::GemvKernel<S>;
-      launch<K>(K::config(out), {w, x, y, bias, out, in, accumulate, K::can_vectorize(w, x, in)});
+      launch<K>(K::config(out),
+                {w, x, y, bias, out, in, accumulate, K::can_vectorize(w, x, in), idle_});
       return;
     }
     const float* wf = nullptr;
@@ -94,9 +95,33 @@ class CudaExec {
     return {DevicePtr<const float>(p), n, &ws_.extras};
   }
 
+  /// Products skip their work while `desc->tokens == 0` (a device-loop forward after the end).
+  void skip_when_idle(const kernels::ForwardDesc* desc) { idle_ = desc; }
+
+  /// Queues `body`'s launches `times` times without waiting: captured once into the
+  /// workspace's step graph and replayed. A context on the legacy default stream cannot be
+  /// captured; there the launches are queued directly (still no wait).
+  template <class Body>
+  void replay(int times, Body&& body) {
+    if (times <= 0) return;
+    if (ctx_.stream() == nullptr) {
+      for (int i = 0; i < times; ++i) body();
+      return;
+    }
+    CudaGraph& graph = ws_.extras.step_graph();
+    graph.capture(ctx_.stream(), body);
+    for (int i = 0; i < times; ++i) graph.launch(ctx_.stream());
+  }
+
+  /// Copies the loop's outcome to the host after everything queued: the loop's one wait.
+  void read(const std::int32_t* src, std::span<std::int32_t> dst) {
+    ctx_.copy_to_host(DevicePtr<const std::int32_t>(src), dst);
+  }
+
  private:
   Workspace<cuda>& ws_;
   CudaContext& ctx_;
+  const kernels::ForwardDesc* idle_ = nullptr;
 };
 
 template <>
@@ -104,6 +129,8 @@ struct BackendOps<cuda> {
   template <class Model, class Slice, class Cache>
   using forward_ops = GridForwardOps<Model, Slice, Cache, CudaExec>;
   using logits_view = CudaLogits;
+  /// What runs the device loop's launches (model/device_loop.hpp).
+  using exec = CudaExec;
   /// The argmax kernel on the logits' stream, then one counted wait for the id.
   static std::int32_t argmax(logits_view row) {
     using K = kernels::ArgmaxKernel;

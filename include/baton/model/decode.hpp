@@ -112,10 +112,6 @@ class Decoder {
   using step_view = DecodeStepView<logits_view>;
   using chain_type = Chain;
   using branch_type = BranchState<Chain, backend>;
-  static_assert(!backend::is_device || !Chain::has_host_members,
-                "Decoder: host interceptors on a device backend need the stepped loop with the "
-                "logits on the host, which baton::cuda does not provide yet; use device "
-                "interceptors (graph_safe) or baton::host");
   /// Whether run() can keep the whole loop on the device (model/device_loop.hpp).
   static constexpr bool has_device_loop = HasDeviceLoop<backend>;
 
@@ -152,7 +148,7 @@ class Decoder {
                state_.origin + state_.steps,
                state_.last_token,
                -1};
-    if constexpr (Chain::reports_forced_token && Chain::has_host_members)
+    if constexpr (Chain::reports_forced_token && Chain::has_host_members && !backend::is_device)
       if (host_hooks_)
         p.forced_token = Chain::forced_token(branch_->params(), branch_->device_on_host());
     return p;
@@ -179,7 +175,7 @@ class Decoder {
     if constexpr (Chain::alters_on_device || Chain::alters_on_host) {
       if (!device_transforms_ && !host_transforms_) return;
       const std::span<float> row = mutable_logits();
-      if constexpr (Chain::alters_on_device) {
+      if constexpr (Chain::alters_on_device && !backend::is_device) {
         const auto& params = branch_->params();
         const auto& states = branch_->device_on_host();
         const int n = static_cast<int>(row.size());
@@ -198,7 +194,15 @@ class Decoder {
   /// nonsense printed as if it were output (baton's NaN policy, docs/security.md). A row that
   /// the chain masked entirely (every logit -Inf) is the same error.
   std::int32_t choose() const {
-    const std::int32_t id = ops::argmax(logits_);
+    std::int32_t id = -1;
+    if constexpr (backend::is_device) {
+      // The stepped loop on a device backend: the row is on the host when host members ran
+      // (one wait for it), else the argmax kernel runs and its id comes back (one wait).
+      id = host_row_ready_ ? kernels::argmax(host_row_.data(), static_cast<int>(host_row_.size()))
+                           : ops::argmax(logits_);
+    } else {
+      id = ops::argmax(logits_);
+    }
     BATON_CHECK(id >= 0, numeric_error, "decode step ", state_.steps, " at position ",
                 state_.origin + state_.steps,
                 ": the logits are not finite (NaN or Inf); the model or adapter "
@@ -234,6 +238,15 @@ class Decoder {
   template <class Hooks = NoDecodeHooks>
   bool step(Hooks&& hooks = {}) {
     if (state_.done) return false;
+    if constexpr (backend::is_device && Chain::has_device_members) {
+      // The host cannot run device members on a device backend (their params and states are
+      // device memory): they run only inside the device loop.
+      BATON_CHECK(!chain_ || !chain_->device_members_present(), usage_error, "Decoder: on ",
+                  backend::name,
+                  ", device interceptors run only in the device-resident loop "
+                  "(run() without hooks, at most ",
+                  kernels::kMaxDeviceStopIds, " stop ids)");
+    }
     const StepPlan p = plan();
     std::optional<std::int32_t> supplied;
     if constexpr (Chain::has_host_members) {
@@ -243,22 +256,28 @@ class Decoder {
       }
     }
     const bool skipped = supplied.has_value();
+    if constexpr (backend::is_device) host_row_ready_ = false;
     if (!skipped) {
       forward();
       supplied = hooks.before(step_view{p.step, p.position, logits_});
+      if constexpr (backend::is_device) {
+        if (host_hooks_) fetch_row();            // host members see the logits on the host
+        if (!host_hooks_) ++result_.host_waits;  // choose() waits for the id
+      }
     }
     if (!supplied) transform_logits(p);
     const std::int32_t token = supplied ? *supplied : choose();
     if (skipped) ++result_.skipped;
 
     std::string_view stopped_by;
-    if constexpr (Chain::has_device_members) {
+    if constexpr (Chain::has_device_members && !backend::is_device) {
       const int k = Chain::advance(branch_->params(), branch_->device_on_host(), token);
       if (k >= 0) stopped_by = Chain::plugin_ids[k];
     }
     if constexpr (Chain::has_host_members) {
       if (host_hooks_) {
-        const StepOutcome outcome{p, token, skipped, skipped ? std::span<const float>{} : logits_};
+        const StepOutcome outcome{p, token, skipped,
+                                  skipped ? std::span<const float>{} : host_logits()};
         const int k = chain_->after_step(branch_->host(), outcome);
         if (k >= 0 && stopped_by.empty()) stopped_by = Chain::plugin_ids[k];
       }
@@ -278,14 +297,7 @@ class Decoder {
         return;
       }
     }
-    if constexpr (backend::is_device && Chain::has_device_members) {
-      BATON_CHECK(state_.done, usage_error,
-                  "Decoder: on a device backend, device interceptors run only in the "
-                  "device-resident loop (run() without hooks, at most ",
-                  kernels::kMaxDeviceStopIds, " stop ids)");
-    } else {
-      while (step(hooks)) {
-      }
+    while (step(hooks)) {
     }
   }
 
@@ -370,13 +382,41 @@ class Decoder {
         device_transforms_(chain && chain->device_transforms_present()),
         host_transforms_(chain && chain->host_transforms_present()) {
     result_.ids.reserve(opt.max_new > 0 ? opt.max_new : 0);
+    if constexpr (backend::is_device) {
+      // Host members run step by step on the host, which cannot read device members' params
+      // and states (device memory); both kinds in one generation need the host backend.
+      BATON_CHECK(!(host_hooks_ && chain->device_members_present()), usage_error, "Decoder: on ",
+                  backend::name, ", stage '", stage,
+                  "' has host interceptors and device interceptors present together; host "
+                  "interceptors run in the stepped loop, device ones only in the device loop "
+                  "(use baton::host for both, or drop one kind)");
+    }
   }
 
-  /// The workspace's logits row, writable (logits_ is the same memory, read-only).
+  /// The step's logits row on the host, writable: the workspace's row on a host backend
+  /// (logits_ is the same memory, read-only), the fetched copy on a device backend.
   std::span<float> mutable_logits() {
-    static_assert(!backend::is_device, "Decoder: host-side logits transforms need host memory");
-    float* base = ws_->logits.data();
-    return {base + (logits_.data() - base), logits_.size()};
+    if constexpr (backend::is_device) {
+      return host_row_;
+    } else {
+      float* base = ws_->logits.data();
+      return {base + (logits_.data() - base), logits_.size()};
+    }
+  }
+  /// The step's logits as host members see them.
+  std::span<const float> host_logits() {
+    if constexpr (backend::is_device) {
+      return host_row_;
+    } else {
+      return logits_;
+    }
+  }
+  /// Device backends, stepped loop with host members: copies the step's row to the host (one
+  /// counted wait on the logits' context; the buffer is sized once).
+  void fetch_row() requires(backend::is_device) {
+    host_row_.resize(logits_.size());
+    logits_.owner->context().copy_to_host(logits_.data, std::span<float>(host_row_));
+    host_row_ready_ = true;
   }
 
   const Model* model_;
@@ -395,6 +435,8 @@ class Decoder {
   bool host_transforms_ = false;
   int position_skew_ = 0;
   logits_view logits_{};
+  std::vector<float> host_row_;  // device backends, stepped loop: the fetched row
+  bool host_row_ready_ = false;
   DecodeState state_;
   DecodeResult result_;
 };

@@ -176,6 +176,8 @@ class Stage final : public StageBase<typename Model::backend> {
   const std::vector<std::int32_t>& prefix() const { return prefix_; }
   const StageLimits& limits() const { return limits_; }
   const Chain& chain() const { return chain_; }
+  /// The per-slot workspaces (on baton::cuda, bind each to the relay's context).
+  std::span<Workspace<backend>> workspaces() { return workspaces_; }
 
  private:
   friend session_type;

@@ -1,0 +1,231 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief A relay built at run time from a RelaySpec (a JSON file) on any backend whose
+///        forward this translation unit has: stage count, adapters and wiring known only
+///        then, checked when it is built. Same engine as Relay<Stages...>.
+///
+/// Backend-generic (it includes no backend's forward): relay/runtime_relay.hpp adds the host
+/// backend and `build_relay`; relay/cuda_relay.cuh the CUDA one.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/kv/head_dims.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/lora/base_model_check.hpp"
+#include "baton/relay/config.hpp"
+#include "baton/relay/engine.hpp"
+#include "baton/relay/runtime_chain.hpp"
+
+namespace baton {
+
+/// A relay built from a RelaySpec: owns the model, its stages and the engine.
+class RuntimeRelay {
+ public:
+  virtual ~RuntimeRelay() = default;
+  virtual void prewarm() = 0;
+  virtual RelayResult run(std::span<const std::int32_t> request) = 0;
+  virtual RelayResult try_run(std::span<const std::int32_t> request) = 0;
+  virtual const ModelConfig& config() const = 0;
+  virtual std::vector<std::string> stage_names() const = 0;
+  /// The prefix ids of `stage` (what its pre-warm computes).
+  virtual std::vector<std::int32_t> prefix(int stage) const = 0;
+  /// What building the relay noticed but did not refuse, one sentence each: an adapter whose
+  /// base_model_name_or_path names another model (lora/base_model_check.hpp).
+  virtual const std::vector<std::string>& warnings() const = 0;
+  /// The backend the relay runs on ("host", "cuda").
+  virtual std::string_view backend_name() const = 0;
+};
+
+/// What a run-time relay on backend B owns besides its stages, and binds each stage's
+/// workspaces to: nothing on the host; the relay's CudaContext on baton::cuda
+/// (relay/cuda_relay.cuh specializes it), so all its stages run in order on one stream.
+template <Backend B>
+struct RelayExecution {
+  void bind(Workspace<B>&) {}
+};
+
+namespace detail {
+
+inline std::vector<std::int32_t> spec_ids(const IdsOrText& v, const std::string& where) {
+  BATON_CHECK(!v.text, config_error, where,
+              " is text; text needs a tokenizer (resolve the spec with resolve_text first)");
+  return v.ids;
+}
+
+/// Every id a relay file gives (prefix, literal input, stop, gate) must be a token of the
+/// model: an out-of-vocabulary stop or gate id can never be chosen, so the relay would run
+/// silently without it. config_error naming the place (`where`, e.g. the stage and field).
+inline void check_vocab_ids(const std::vector<std::int32_t>& ids, int vocab_size,
+                            const std::string& where) {
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    BATON_CHECK(ids[k] >= 0 && ids[k] < vocab_size, config_error, where, "[", k, "] = ", ids[k],
+                " is outside the model's vocabulary [0, ", vocab_size, ")");
+  }
+}
+
+/// The slot size a stage needs: its literal ids, the request, the outputs it reads, and its
+/// own generation.
+inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
+  long long n = spec.stages[i].max_new;
+  for (const SegmentSpec& g : spec.stages[i].input) {
+    switch (g.kind) {
+      case Segment::Kind::literal:
+        n += static_cast<long long>(g.literal.ids.size());
+        break;
+      case Segment::Kind::request:
+        n += spec.max_request_tokens;
+        break;
+      case Segment::Kind::output:
+      case Segment::Kind::feedback:
+        n += spec.stages[g.stage].max_new;
+        break;
+    }
+  }
+  BATON_CHECK(n < (1LL << 30), config_error, spec.source.string(), ": stage '", spec.stages[i].name,
+              "' would need a slot of ", n, " positions");
+  return static_cast<int>(n);
+}
+
+/// A relay from a spec on backend B (host, or cuda through relay/cuda_relay.cuh).
+template <Backend B, StorageType S, int D>
+class BackendRuntimeRelay final : public RuntimeRelay {
+  using Model = BaseModel<B, S>;
+  using Slice = LoraSlice<kRuntimeRankBound, B>;
+  using Cache = KvBuffer<layout::HeadMajor<f32, D>, B>;
+  using StageT = Stage<Model, Slice, Cache, wire::DynamicInput, RuntimeChain<B>>;
+
+ public:
+  BackendRuntimeRelay(const RelaySpec& spec, Model model) : model_(std::move(model)) {
+    const std::string src = spec.source.string();
+    std::vector<StageBase<B>*> ptrs;
+    for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+      const StageSpec& s = spec.stages[i];
+      const std::string where = src + ": stage '" + s.name + "'";
+      BATON_CHECK(!s.system && s.examples.empty() && s.stop_text.empty(), config_error, where,
+                  " has text fields (system/examples/stop_text); resolve them with a tokenizer");
+      const int vocab = model_.config().vocab_size;
+      check_vocab_ids(s.prefix, vocab, where + " prefix");
+      check_vocab_ids(s.stop, vocab, where + " stop");
+      std::vector<Segment> segs;
+      for (std::size_t k = 0; k < s.input.size(); ++k) {
+        const SegmentSpec& g = s.input[k];
+        const std::string in = where + " input[" + std::to_string(k) + "]";
+        segs.push_back(Segment{g.kind, g.stage, spec_ids(g.literal, in)});
+        check_vocab_ids(segs.back().ids, vocab, in + " ids");
+      }
+      Slice slice = s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config());
+      if (auto why = base_model_mismatch(slice, model_)) warnings_.push_back(where + ": " + *why);
+      // The worst-case slot (every read output at its max_new, the longest request) may
+      // exceed the model's context; a slot never needs more than the positions left after
+      // the prefix. A run whose input would not fit gets the stage's capacity_error.
+      const long long prefix_len = static_cast<long long>(s.prefix.size());
+      const long long room = model_.config().max_positions() - prefix_len;
+      BATON_CHECK(room > s.max_new, capacity_error, where, ": prefix of ", prefix_len,
+                  " tokens + max_new ", s.max_new, " do not fit the model's ",
+                  model_.config().max_positions(), " positions (max_position_embeddings)");
+      const int tail = static_cast<int>(std::min<long long>(tail_capacity_for(spec, i), room));
+      const KvShape shape{static_cast<int>(prefix_len), tail, 1};
+      BATON_CHECK(!s.grammar || s.compiled_grammar, config_error, where,
+                  " has a grammar; compile it with a tokenizer (resolve_text)");
+      if (s.compiled_grammar)
+        BATON_CHECK(s.compiled_grammar->distance(0) <= s.max_new, grammar_error, where,
+                    ": the grammar needs at least ", s.compiled_grammar->distance(0),
+                    " tokens, but max_new is ", s.max_new);
+      stages_.push_back(std::make_unique<StageT>(
+          s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
+          StageLimits{s.max_new, s.stop}, build_runtime_chain<B>(s, spec, vocab)));
+      for (Workspace<B>& ws : stages_.back()->workspaces()) execution_.bind(ws);
+      ptrs.push_back(stages_.back().get());
+    }
+    engine_ = std::make_unique<RelayEngine<B>>(std::move(ptrs));
+    options_.max_cycles = spec.max_cycles;
+    options_.loop_from = spec.loop_from;
+    const auto needle = spec_ids(spec.gate.needle, src + ": gate");
+    check_vocab_ids(needle, model_.config().vocab_size, src + ": gate");
+    if (spec.gate.kind == GateSpec::Kind::starts_with) options_.gate = starts_with(needle);
+    if (spec.gate.kind == GateSpec::Kind::contains) options_.gate = contains(needle);
+    max_request_ = spec.max_request_tokens;
+  }
+
+  void prewarm() override { engine_->prewarm(); }
+  RelayResult run(std::span<const std::int32_t> request) override {
+    check_request(request);
+    return engine_->run(request, options_);
+  }
+  RelayResult try_run(std::span<const std::int32_t> request) override {
+    check_request(request);
+    return engine_->try_run(request, options_);
+  }
+  const ModelConfig& config() const override { return model_.config(); }
+  std::vector<std::string> stage_names() const override {
+    std::vector<std::string> names;
+    for (const auto& s : stages_) names.push_back(s->name());
+    return names;
+  }
+  std::vector<std::int32_t> prefix(int stage) const override { return stages_.at(stage)->prefix(); }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
+  std::string_view backend_name() const override { return B::name; }
+  /// The context the stages run on (tests read its wait counter).
+  RelayExecution<B>& execution() { return execution_; }
+
+ private:
+  void check_request(std::span<const std::int32_t> request) const {
+    BATON_CHECK(static_cast<long long>(request.size()) <= max_request_, capacity_error,
+                "relay request of ", request.size(),
+                " tokens exceeds max_request_tokens = ", max_request_);
+  }
+
+  Model model_;                  // declared first: the stages hold a reference to it
+  RelayExecution<B> execution_;  // ... and their workspaces one to this
+  std::vector<std::unique_ptr<StageT>> stages_;
+  std::unique_ptr<RelayEngine<B>> engine_;
+  RelayOptions options_;
+  int max_request_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace detail
+
+/// Builds (but does not pre-warm) the relay on backend B for a model whose storage type and
+/// head_dim the program fixes at compile time: one instantiation instead of build_relay's dispatch
+/// over every supported pair, so a program made for one model compiles in a fraction of the time.
+/// Throws config_error when the model's files say otherwise.
+template <Backend B, StorageType S, int D>
+std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
+  const ModelConfig cfg = io::load_model_config(spec.model);
+  BATON_CHECK(cfg.head_dim == D, config_error, spec.model.string(), ": head_dim is ", cfg.head_dim,
+              ", but this relay was built for head_dim ", D);
+  const dtype stored = stored_dtype(spec.model);
+  BATON_CHECK(stored == dtype_of<S>, config_error, spec.model.string(), ": weights are ",
+              dtype_name(stored), ", but this relay was built for ", dtype_name(dtype_of<S>));
+  return std::make_unique<detail::BackendRuntimeRelay<B, S, D>>(spec, load_model<B, S>(spec.model));
+}
+
+/// Builds (but does not pre-warm) the relay a spec describes, on backend B (baton::cuda needs
+/// relay/cuda_relay.cuh in an nvcc translation unit). The storage type follows the model's
+/// files; head_dim is dispatched over kv/head_dims.hpp.
+template <Backend B>
+std::unique_ptr<RuntimeRelay> build_relay_on(const RelaySpec& spec) {
+  const ModelConfig cfg = io::load_model_config(spec.model);
+  return dispatch_head_dim(cfg.head_dim, [&](auto d) -> std::unique_ptr<RuntimeRelay> {
+    constexpr int D = decltype(d)::value;
+    switch (stored_dtype(spec.model)) {
+      case dtype::f32:
+        return build_relay_as_on<B, f32, D>(spec);
+      case dtype::bf16:
+        return build_relay_as_on<B, bf16, D>(spec);
+      case dtype::f16:
+        return build_relay_as_on<B, f16, D>(spec);
+    }
+    BATON_FAIL(config_error, "unreachable storage type");
+  });
+}
+
+}  // namespace baton
