@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -135,8 +136,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   exec.read(loop, std::span<std::int32_t>(back));  // the one wait
 
   DeviceLoopOutcome out;
-  std::copy(back.begin(), back.begin() + kernels::kLoopStateWords,
-            reinterpret_cast<std::int32_t*>(&out.state));
+  std::memcpy(&out.state, back.data(), sizeof(out.state));
   const kernels::DeviceLoopState& st = out.state;
   out.appended = st.position - start.position;
   if (out.appended > 0) cache.commit(target, out.appended);

@@ -79,18 +79,8 @@ class GridForwardOps {
   GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, int first_pos, std::span<const std::int32_t> tokens,
                  int logit_rows)
-      : model_(model),
-        c_(model.config()),
-        ws_(ws),
-        s_(ws.extras.scratch()),
-        exec_(ws),
-        slice_(slice),
-        cache_(cache),
-        target_(target),
-        n_(static_cast<int>(tokens.size())),
-        rows_(logit_rows),
-        read_upto_(first_pos + n_),
-        splits_(kernels::attention_splits(cache.capacity(target))) {
+      : GridForwardOps(model, ws, slice, cache, target, static_cast<int>(tokens.size()), logit_rows,
+                       first_pos + static_cast<int>(tokens.size())) {
     // Checked before anything is queued: a launch refused half-way would leave some layers'
     // K/V written (the cache position would not move, but the prefix could be torn).
     BATON_CHECK(n_ <= static_cast<int>(grid::kMaxGridY), capacity_error, "forward of ", n_,
@@ -105,18 +95,7 @@ class GridForwardOps {
   /// allocates.
   GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, InputsOnDevice)
-      : model_(model),
-        c_(model.config()),
-        ws_(ws),
-        s_(ws.extras.scratch()),
-        exec_(ws),
-        slice_(slice),
-        cache_(cache),
-        target_(target),
-        n_(1),
-        rows_(1),
-        read_upto_(cache.capacity(target)),
-        splits_(kernels::attention_splits(cache.capacity(target))) {
+      : GridForwardOps(model, ws, slice, cache, target, 1, 1, cache.capacity(target)) {
     exec_.skip_when_idle(raw(s_.desc));
   }
 
@@ -226,6 +205,21 @@ class GridForwardOps {
   }
 
  private:
+  GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
+                 KvTarget target, int tokens, int logit_rows, int read_upto)
+      : model_(model),
+        c_(model.config()),
+        ws_(ws),
+        s_(ws.extras.scratch()),
+        exec_(ws),
+        slice_(slice),
+        cache_(cache),
+        target_(target),
+        n_(tokens),
+        rows_(logit_rows),
+        read_upto_(read_upto),
+        splits_(kernels::attention_splits(cache.capacity(target))) {}
+
   template <class Buf>
   static auto raw(Buf& b) {
     return raw_pointer(b.data());
