@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "baton/core/error.hpp"
@@ -136,7 +137,8 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   exec.read(loop, std::span<std::int32_t>(back));  // the one wait
 
   DeviceLoopOutcome out;
-  std::memcpy(&out.state, back.data(), sizeof(out.state));
+  static_assert(std::is_trivially_copyable_v<kernels::DeviceLoopState>);
+  std::memcpy(static_cast<void*>(&out.state), back.data(), sizeof(out.state));
   const kernels::DeviceLoopState& st = out.state;
   out.appended = st.position - start.position;
   if (out.appended > 0) cache.commit(target, out.appended);
