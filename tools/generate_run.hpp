@@ -20,12 +20,12 @@
 #include "baton/intercept/grammar_constraint.hpp"
 #include "baton/intercept/step_skip.hpp"
 #include "baton/io/hf_config.hpp"
-#include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/lora/base_model_check.hpp"
 #include "baton/model/decode.hpp"
 #include "baton/model/family/qwen3.hpp"
 #include "generate_job.hpp"
+#include "model_dispatch.hpp"
 
 namespace baton::cli {
 
@@ -35,7 +35,8 @@ inline std::vector<float> download_logits(std::span<const float> logits) {
   return {logits.begin(), logits.end()};
 }
 
-/// Keeps the logits row of the first step (the one that chose the first generated token).
+/// Keeps the logits row of the first step after the chain's transforms (a grammar's mask): the
+/// one that chose the first generated token.
 struct KeepFirstLogits {
   std::vector<float>* out;
   template <class View>
@@ -75,14 +76,17 @@ Generated generate(const GenerateJob& job) {
   Workspace<B> ws;
   const DecodeOptions opt{job.max_new, job.stop_ids};
   Generated out;
-  // The library's decode loop; the first-logits hook only when asked, so a plain run is the
-  // loop exactly as a stage runs it.
-  const auto run = [&](auto& d) {
+  // The library's decode loop, exactly as a stage runs it: no hook, so on a device backend it
+  // stays on the device. The first logits row is the prefill's, read before the loop; only a
+  // grammar's masked row needs the hook (host).
+  const auto run = [&](auto& d, bool masked) {
     d.prefill(std::span<const std::int32_t>(job.prompt), 0);
-    if (job.keep_first_logits)
+    if (job.keep_first_logits && masked) {
       d.run(KeepFirstLogits{&out.first_logits});
-    else
+    } else {
+      if (job.keep_first_logits) out.first_logits = download_logits(d.logits());
       d.run();
+    }
     out.ids = d.result().ids;
   };
   if constexpr (B::is_device) {
@@ -95,53 +99,28 @@ Generated generate(const GenerateJob& job) {
     BranchState<C, B> branch(chain, "generate", BranchInfo{"generate", "generate", 0, job.max_new});
     Decoder<Model, Slice, Cache, C> d(model, slice, cache, ws, KvTarget::in_slot(0), opt, chain,
                                       branch, "generate");
-    run(d);
+    run(d, true);
     return out;
   }
   Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
-  run(d);
+  run(d, false);
   return out;
 }
 
-/// What a backend's program instantiates beyond Qwen2/Llama in f32 and bf16: each is a whole
-/// forward per head_dim, and the CUDA program leaves f16 and Qwen3 out to keep nvcc's build
-/// time down.
-template <Backend B>
-inline constexpr bool kGeneratesF16 = !B::is_device;
-template <Backend B>
-inline constexpr bool kGeneratesQwen3 = !B::is_device;
-
-/// The run-time facts of `job.model` (family, stored dtype, head_dim) as template parameters.
+/// `job` on backend B: the model's family, stored dtype and head_dim as template parameters.
 template <Backend B>
 Generated generate_dispatch(const GenerateJob& job, const ModelConfig& cfg) {
-  const auto with_storage = [&](auto storage) {
-    using S = typename decltype(storage)::type;
-    return dispatch_head_dim(cfg.head_dim, [&](auto d) {
-      if (cfg.architecture == Architecture::qwen3) {
-        if constexpr (kGeneratesQwen3<B>) {
-          return generate<B, family::Qwen3, S, decltype(d)::value>(job);
-        } else {
-          BATON_FAIL(config_error, job.model, ": Qwen3 models are not built into the ", B::name,
-                     " program (Qwen2, Llama); use --backend host");
-        }
-      }
-      return generate<B, family::Qwen2, S, decltype(d)::value>(job);
-    });
-  };
-  switch (stored_dtype(job.model)) {
-    case dtype::f32:
-      return with_storage(std::type_identity<f32>{});
-    case dtype::bf16:
-      return with_storage(std::type_identity<bf16>{});
-    case dtype::f16:
-      if constexpr (kGeneratesF16<B>) {
-        return with_storage(std::type_identity<f16>{});
+  return dispatch_storage_head_dim<B>(job.model, cfg, [&]<class S, int D>() {
+    if (cfg.architecture == Architecture::qwen3) {
+      if constexpr (kBuildsQwen3<B>) {
+        return generate<B, family::Qwen3, S, D>(job);
       } else {
-        BATON_FAIL(config_error, job.model, ": f16 weights are not built into the ", B::name,
-                   " program (f32, bf16); use --backend host");
+        BATON_FAIL(config_error, job.model, ": Qwen3 models are not built into the ", B::name,
+                   " program (Qwen2, Llama); use --backend host");
       }
-  }
-  BATON_FAIL(config_error, job.model, ": unknown storage type");
+    }
+    return generate<B, family::Qwen2, S, D>(job);
+  });
 }
 
 }  // namespace baton::cli
