@@ -332,16 +332,27 @@ nlohmann::json bench_shape(const Shape& s, const Options& o, CudaContext& ctx) {
                                   input(request, wire::out<0>), StageLimits{.max_new = 64});
   auto verify = make_stage<Cache>(kStageNames[2], model, Slice::none(c), shape, pre(3),
                                   input(wire::out<1>), StageLimits{.max_new = 4});
+  // One context for the relay (as a run-time relay has): its counted waits are the ground
+  // truth beside what each stage run reports.
+  CudaContext relay_ctx;
+  const auto bind = [&](auto& stage) {
+    for (auto& w : stage.workspaces()) w.extras.bind(relay_ctx);
+  };
+  bind(extract);
+  bind(reason);
+  bind(verify);
   Relay relay{extract, reason, verify};
   relay.prewarm();
   const std::vector<std::int32_t> question = prompt_ids(24, c.vocab_size, 7);
-  std::vector<double> totals;
+  std::vector<double> totals, relay_waits;
   std::vector<std::vector<double>> stage_ms(3);
   std::vector<int> stage_waits(3, 0), stage_tokens(3, 0);
   for (int r = 0; r <= o.relay_runs; ++r) {
+    const long w0 = relay_ctx.host_waits();
     const RelayResult res = relay.run(question, {.max_cycles = 1});
     if (r == 0) continue;
     totals.push_back(res.total_ms);
+    relay_waits.push_back(static_cast<double>(relay_ctx.host_waits() - w0));
     for (const StageRun& run : res.runs) {
       stage_ms[run.stage].push_back(run.ms);
       stage_waits[run.stage] = std::max(stage_waits[run.stage], run.host_waits);
@@ -357,7 +368,10 @@ nlohmann::json bench_shape(const Shape& s, const Options& o, CudaContext& ctx) {
                       {"host_waits_per_run_max", stage_waits[i]}});
     most_waits = std::max(most_waits, stage_waits[i]);
   }
-  out["relay"] = {{"stages", stages}, {"median_total_ms", median(totals)}, {"runs", o.relay_runs}};
+  out["relay"] = {{"stages", stages},
+                  {"median_total_ms", median(totals)},
+                  {"context_host_waits_per_run", median(relay_waits)},
+                  {"runs", o.relay_runs}};
 
   // The issue's targets.
   nlohmann::json targets = nlohmann::json::object();
@@ -365,10 +379,13 @@ nlohmann::json bench_shape(const Shape& s, const Options& o, CudaContext& ctx) {
     targets["bandwidth"] = {{"want_ratio_vs_stream_read_at_least", s.bandwidth_target},
                             {"got", achieved / stream},
                             {"passed", achieved / stream >= s.bandwidth_target}};
+  // A stage run is one generation: at most one wait each, counted by the context too.
+  const bool waits_ok = median(waits) <= 1 && most_waits <= 1 && median(relay_waits) <= 3;
   targets["host_waits"] = {{"want_per_stage_run_at_most", 1},
                            {"got_generation", median(waits)},
                            {"got_relay_stage_max", most_waits},
-                           {"passed", median(waits) <= 1 && most_waits <= 1}};
+                           {"got_relay_context_per_run", median(relay_waits)},
+                           {"passed", waits_ok}};
   out["targets"] = targets;
   return out;
 }

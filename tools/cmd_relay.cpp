@@ -156,10 +156,11 @@ int cmd_relay(int argc, char** argv) {
   if (tok) resolve_text(spec, *tok);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
 
-  BATON_CHECK(backend == cli::BackendChoice::host, usage_error,
-              "--backend cuda: the run-time relay on the CUDA backend is not built into this "
-              "baton yet (it arrives with the device-resident relay); use --backend host");
-  const auto relay = build_relay(spec);
+  std::unique_ptr<RuntimeRelay> relay;
+#if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
+  if (backend == cli::BackendChoice::cuda) relay = cli::build_relay_on_cuda(spec);
+#endif
+  if (!relay) relay = build_relay(spec);
   for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
   relay->prewarm();
   RelayResult r = relay->run(request);
@@ -172,7 +173,7 @@ int cmd_relay(int argc, char** argv) {
   const double median_ms = totals[totals.size() / 2];
 
   if (a.json) {
-    nlohmann::json out = {{"backend", cli::backend_name(backend)},
+    nlohmann::json out = {{"backend", relay->backend_name()},
                           {"verdict", verdict_name(r.verdict)},
                           {"cycles", r.cycles},
                           {"total_ms", r.total_ms},
@@ -221,6 +222,6 @@ int cmd_relay(int argc, char** argv) {
   std::cout << "verdict: " << verdict_name(r.verdict) << ", cycles: " << r.cycles
             << ", total: " << r.total_ms << " ms";
   if (a.repeat > 1) std::cout << " (median of " << a.repeat << ": " << median_ms << " ms)";
-  std::cout << ", backend: " << cli::backend_name(backend) << "\n";
+  std::cout << ", backend: " << relay->backend_name() << "\n";
   return 0;
 }

@@ -19,6 +19,11 @@
 #define BATON_DEFAULT_BACKEND_AUTO 0
 #endif
 
+namespace baton {
+class RuntimeRelay;
+struct RelaySpec;
+}  // namespace baton
+
 namespace baton::cli {
 
 /// True when the CUDA runtime sees a usable device. Never throws.
@@ -26,5 +31,9 @@ bool cuda_device_present() noexcept;
 
 /// `baton generate` on the CUDA backend (Qwen2/Llama, f32 or bf16 weights; no grammar yet).
 Generated generate_on_cuda(const GenerateJob& job);
+
+/// `baton relay --backend cuda`: the run-time relay a spec describes, built (not pre-warmed)
+/// on the CUDA backend (f32 or bf16 weights).
+std::unique_ptr<RuntimeRelay> build_relay_on_cuda(const RelaySpec& spec);
 
 }  // namespace baton::cli

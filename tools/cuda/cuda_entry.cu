@@ -2,12 +2,15 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The `baton` program's CUDA backend (cuda_entry.hpp): `baton generate --backend cuda`
-///        runs generate_run.hpp's code on baton::cuda. Compiled by nvcc, linked into `baton`
-///        only when the build has CUDA.
+///        runs generate_run.hpp's code on baton::cuda, `baton relay --backend cuda` the
+///        library's run-time relay on it. Compiled by nvcc, linked into `baton` only when the
+///        build has CUDA.
 #include "../cuda_entry.hpp"
 #include "../generate_run.hpp"
+#include "../model_dispatch.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/model/cuda_forward.cuh"
+#include "baton/relay/cuda_relay.cuh"
 
 namespace baton::cli {
 
@@ -15,6 +18,12 @@ bool cuda_device_present() noexcept { return baton::cuda_device_available(); }
 
 Generated generate_on_cuda(const GenerateJob& job) {
   return generate_dispatch<cuda>(job, io::load_model_config(job.model));
+}
+
+std::unique_ptr<RuntimeRelay> build_relay_on_cuda(const RelaySpec& spec) {
+  return dispatch_storage_head_dim<cuda>(
+      spec.model.string(), io::load_model_config(spec.model),
+      [&]<class S, int D>() { return build_relay_as_on<cuda, S, D>(spec); });
 }
 
 }  // namespace baton::cli
