@@ -185,13 +185,13 @@ int cmd_generate(int argc, char** argv) {
                   *tok, stop_ids, static_cast<std::size_t>(cfg.vocab_size))));
   }
 
-  cli::GenerateJob job{.model = a.model,
-                       .adapter = a.adapter,
-                       .prompt = prompt,
-                       .stop_ids = stop_ids,
-                       .max_new = a.max_new,
-                       .keep_first_logits = a.logits,
-                       .grammar = constraint};
+  const cli::GenerateJob job{.model = a.model,
+                             .adapter = a.adapter,
+                             .prompt = prompt,
+                             .stop_ids = stop_ids,
+                             .max_new = a.max_new,
+                             .keep_first_logits = a.logits,
+                             .grammar = constraint};
   cli::Generated g;
   if (backend == BackendChoice::cuda) {
 #if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
