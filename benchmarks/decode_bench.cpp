@@ -8,6 +8,9 @@
 ///
 /// Decode on the host streams every weight matrix once per token, so bytes/step × tokens/s
 /// against the measured bandwidth says how far the kernels are from the hardware limit.
+///
+/// `decode_bench --backend cuda ...` (first on the line) runs the CUDA benchmark instead
+/// (decode_bench_cuda.cu; built with CUDA only); `--backend host` is the default.
 #include <omp.h>
 #include <unistd.h>
 
@@ -35,6 +38,7 @@
 #include "baton/kernels/argmax.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/host_forward.hpp"
+#include "decode_bench_cuda.hpp"
 #include "random_model.hpp"
 
 namespace fs = std::filesystem;
@@ -194,15 +198,33 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
 
 int usage(const char* argv0) {
   std::cerr << "usage: " << argv0
-            << " [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N] [--decode N]\n"
+            << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N] "
+               "[--decode N]\n"
                "       [--stream-mib MIB] [--no-f32] [--layers N] [--hidden N] [--ffn N]"
-               " [--vocab N]\n";
+               " [--vocab N]\n"
+               "       "
+            << argv0 << " --backend cuda [--help]  (the CUDA benchmark; benchmarks/README.md)\n";
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
+  if (argc >= 3 && std::string_view(argv[1]) == "--backend") {
+    const std::string_view backend = argv[2];
+    argv[2] = argv[0];  // the rest of the line, with the program's name in front
+    if (backend == "cuda") {
+#if BATON_BENCH_CUDA
+      return decode_bench_cuda(argc - 2, argv + 2);
+#else
+      std::cerr << "decode_bench: --backend cuda needs a build with -DBATON_ENABLE_CUDA=ON\n";
+      return 2;
+#endif
+    }
+    if (backend != "host") return usage(argv[0]);
+    argc -= 2;
+    argv += 2;
+  }
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];

@@ -3,15 +3,18 @@
 # SPDX-License-Identifier: MIT
 # The GPU check, in two halves:
 #   scripts/gpu-check.sh prepare [OUT]   (here, and in every CI run) builds for sm_90 into OUT
-#       (default build/gpu-check-bundle) the CUDA test program, `baton-cuda generate` (the CLI
-#       on the CUDA backend) and the CUDA decode benchmark — binaries that need only the
-#       CUDA 13 runtime and cuBLAS — with the golden fixtures they are compared with,
-#       hf_compare.py and run.sh. Prints the command to run on the GPU machine. Fails if the
-#       folder passes 30 MiB.
-#   OUT/run.sh                           (on the GPU machine, from that folder) runs every
-#       CUDA test, compute-sanitizer memcheck and racecheck on the smallest test shapes, the
-#       comparison with transformers + peft (where that machine's python has them) and the
-#       decode benchmark, and writes summary.txt. A step that cannot start (no device, unsupported architecture, a
+#       (default build/gpu-check-bundle): every CUDA test program (tests/cuda, target
+#       baton_cuda_tests), `baton` (with --backend cuda) and `decode_bench` (with --backend
+#       cuda), the golden fixtures and the bundled word-problems model they are compared on,
+#       hf_compare.py, compare_backends.py and run.sh. The test programs need only the CUDA 13
+#       runtime and cuBLAS; baton and decode_bench also run the host backend, whose libraries
+#       (OpenBLAS, OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz.
+#       Prints the command to run on the GPU machine. Fails if the folder passes 30 MiB.
+#   OUT/run.sh                           (on the GPU machine, from that folder) runs the device
+#       tests, compute-sanitizer on the smallest kernel tests, baton generate/relay on cuda
+#       against host, the comparison with transformers + peft through `baton generate
+#       --backend cuda`, and the decode benchmark on the 1.5B and 8B shapes with its targets;
+#       writes summary.txt. A step that cannot start (no device, unsupported architecture, a
 #       library that fails to load, a missing tool) is NOT RUN, never passed. <= 3 minutes.
 # BATON_BUILD_DIR picks the build folder (default build/gpu-check; an already configured one,
 # such as CI's build/cuda, is reused as it is).
@@ -35,9 +38,8 @@ prepare() {
     cmake "${args[@]}" -DCMAKE_CUDA_ARCHITECTURES=90 -DBATON_BUILD_EXAMPLES=OFF \
       -DBATON_CHECK_HEADERS=OFF
   fi
-  local programs=(tests/cuda/test_cuda_device tools/baton-cuda benchmarks/cuda_decode_bench)
-  baton_say "build ${programs[*]##*/} ($baton_jobs jobs)"
-  cmake --build "$build_dir" --target test_cuda_device baton_cuda_cli cuda_decode_bench \
+  baton_say "build baton_cuda_tests baton_cli decode_bench ($baton_jobs jobs)"
+  cmake --build "$build_dir" --target baton_cuda_tests baton_cli decode_bench \
     --parallel "$baton_jobs"
 
   # The device code must be there for the H200 (sm_90), whatever the build folder was set to.
@@ -46,32 +48,71 @@ prepare() {
     "$build_dir/tests/cuda/CMakeFiles/test_cuda_device.dir/flags.make" ||
     { echo "gpu-check prepare: $build_dir built no sm_90 code (CMAKE_CUDA_ARCHITECTURES)" >&2; exit 1; }
   rm -rf "$out"
-  mkdir -p "$out/golden"
-  local p
-  for p in "${programs[@]}"; do cp "$build_dir/$p" "$out/"; done
+  mkdir -p "$out/golden" "$out/cuda-tests" "$out/bin" "$out/word-problems"
+  # Every program labelled cuda (tests/cuda/CMakeLists.txt), whatever the test list holds
+  # (ctest also lists the fixtures they require, which are no programs of tests/cuda).
+  local tests=() t
+  mapfile -t tests < <(ctest --test-dir "$build_dir" -N -L '^cuda$' | sed -n 's/^ *Test *#[0-9]*: *//p')
+  for t in "${tests[@]}"; do
+    [ -x "$build_dir/tests/cuda/$t" ] && cp "$build_dir/tests/cuda/$t" "$out/cuda-tests/"
+  done
+  [ -n "$(ls "$out/cuda-tests")" ] || { echo "gpu-check prepare: no cuda test program in $build_dir" >&2; exit 1; }
+  cp "$build_dir/tools/baton" "$build_dir/benchmarks/decode_bench" "$out/bin/"
+  # Symbols the programs do not need to run stay here: the bundle keeps room under its limit.
+  strip --strip-unneeded "$out"/bin/* "$out"/cuda-tests/*
   cp tests/reference/hf_compare.py "$out/"
+  cp scripts/gpu-check-compare.py "$out/compare_backends.py"
   python3 tests/golden/verify_fixtures.py tests/golden/golden.json "$out/golden" >/dev/null
   cp tests/golden/golden.json "$out/golden.json"
+  cp -r models/word-problems/{config.json,model.safetensors,tokenizer.json,relay.json,adapters,demo_questions.txt} \
+    "$out/word-problems/"
   cp scripts/gpu-check-run.sh "$out/run.sh"
   chmod +x "$out/run.sh"
   git describe --always --dirty --abbrev=40 > "$out/COMMIT" 2>/dev/null || echo unknown > "$out/COMMIT"
 
-  # What each binary links against directly, beyond the C library: CUDA's runtime and cuBLAS
-  # only (cuBLAS brings its own dependencies, which any CUDA installation has).
-  local extra
-  for p in "${programs[@]}"; do
-    extra=$(readelf -d "$out/${p##*/}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
-            grep -vE '^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64)\.so|^lib(cudart|cublas|cublasLt)\.so' || true)
+  # The bundle's baton and decode_bench run from wrappers that put the shipped host libraries
+  # first on the loader's path for them alone (python and torch on that machine keep theirs);
+  # `baton-cuda` is `baton <subcommand> --backend cuda`, for hf_compare.py's --baton.
+  local w
+  for w in baton decode_bench; do
+    printf '#!/usr/bin/env bash\nhere=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nexport LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\nexec "$here/bin/%s" "$@"\n' \
+      "$w" > "$out/$w"
+  done
+  printf '#!/usr/bin/env bash\nsub=$1; shift\nexec "$(dirname "${BASH_SOURCE[0]}")/baton" "$sub" --backend cuda "$@"\n' \
+    > "$out/baton-cuda"
+  chmod +x "$out/baton" "$out/decode_bench" "$out/baton-cuda"
+
+  # What each binary links against directly, beyond the C library: the test programs the CUDA
+  # runtime and cuBLAS only (cuBLAS brings its own dependencies, which any CUDA installation
+  # has); baton and decode_bench also the host libraries, shipped with what they load in turn.
+  local system='^(libc|libm|libdl|libpthread|librt|libgcc_s|ld-linux-x86-64)\.so|^lib(cudart|cublas|cublasLt)\.so'
+  local extra p
+  for p in "$out"/cuda-tests/*; do
+    extra=$(readelf -d "$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -vE "$system" || true)
     if [ -n "$extra" ]; then
       echo "gpu-check prepare: ${p##*/} needs more than the CUDA runtime and cuBLAS:" >&2
       echo "$extra" >&2
       exit 1
     fi
   done
+  local libs
+  libs=$(mktemp -d)
+  ldd "$out/bin/baton" "$out/bin/decode_bench" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+    sort -u | while read -r name path; do
+      echo "$name" | grep -qE "$system" || cp -L "$path" "$libs/$name"
+    done
+  for p in "$out"/bin/*; do
+    for extra in $(readelf -d "$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -vE "$system" || true); do
+      [ -f "$libs/$extra" ] || { echo "gpu-check prepare: ${p##*/} needs $extra, which was not found" >&2; exit 1; }
+    done
+  done
+  tar -cJf "$out/hostlibs.tar.xz" -C "$libs" .
+  rm -rf "$libs"
   local kib
   kib=$(du -sk "$out" | cut -f1)
   if [ "$kib" -gt $((30 * 1024)) ]; then
     echo "gpu-check prepare: $out is $kib KiB, over the 30 MiB limit" >&2
+    du -sk "$out"/* "$out"/*/* 2>/dev/null | sort -n | tail -n 8 >&2
     exit 1
   fi
   baton_say "gpu-check bundle: $out ($kib KiB, commit $(cat "$out/COMMIT"))"

@@ -39,7 +39,7 @@ if rc == 0:
     lines = out.strip().splitlines()
     check(len(lines) == 1, "--json prints exactly one line")
     obj = json.loads(out)
-    check(sorted(obj) == ["ids", "logits"], "JSON has exactly ids and logits")
+    check(sorted(obj) == ["backend", "ids", "logits"], "JSON has exactly ids, logits and backend")
     check(obj["ids"] == run_["tokens"], f"ids {obj['ids']} == golden {run_['tokens']}")
     diff = max(abs(a - b) for a, b in zip(obj["logits"], run_["first_logits"]))
     check(len(obj["logits"]) == len(run_["first_logits"]) and
@@ -64,7 +64,8 @@ args = ["generate", "--model", f"{golden_dir}/{stop_run['model']}", "--ids",
 if stop_run["adapter"]:
     args[3:3] = ["--adapter", f"{golden_dir}/{stop_run['adapter']}"]
 rc, out, err = run(*args)
-check(rc == 0 and json.loads(out) == {"ids": stop_run["tokens"][:cut]},
+check(rc == 0 and sorted(json.loads(out)) == ["backend", "ids"] and
+      json.loads(out)["ids"] == stop_run["tokens"][:cut],
       f"stops at eos {eos} after {cut} tokens: {out.strip()}")
 
 # Errors: a malformed command line is status 2 with a message; bad inputs status 1.

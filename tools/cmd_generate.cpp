@@ -1,18 +1,18 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief `baton generate`: greedy generation from token ids or text on the host backend,
-/// optionally constrained by a grammar.
+/// @brief `baton generate`: greedy generation from token ids or text on the host or the CUDA
+/// backend, optionally constrained by a grammar (host).
 ///
 ///   baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt TEXT)
 ///                  --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]
-///                  [--json] [--logits]
+///                  [--json] [--logits] [--backend host|cuda]
 ///
 /// The ids are used exactly as given (no BOS is added); --prompt is encoded as written (added
 /// tokens in it become their ids). Generation stops at one of the config's eos ids (not
 /// printed) unless --ignore-eos, or after N tokens, or when the grammar's match is complete.
 /// Output: the generated ids on one line, space-separated; with --json one object
-/// {"ids":[...]}, plus "text" (the decoded ids) when a tokenizer is given, plus
+/// {"ids":[...],"backend":"host"}, plus "text" (the decoded ids) when a tokenizer is given, plus
 /// "logits":[...] with --logits (the row that chose the first generated token, after the
 /// grammar's mask).
 /// docs/cli.md is the user-facing description; keep the two in step.
@@ -31,24 +31,18 @@
 #include <vector>
 
 #include "args.hpp"
-#include "baton/core/dispatch.hpp"
-#include "baton/core/dtype.hpp"
+#include "backend_choice.hpp"
 #include "baton/grammar/grammar.hpp"
-#include "baton/intercept/grammar_constraint.hpp"
-#include "baton/intercept/step_skip.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/io/json_util.hpp"
-#include "baton/io/peft_config.hpp"
-#include "baton/kv/head_dims.hpp"
-#include "baton/kv/kv_buffer.hpp"
-#include "baton/lora/base_model_check.hpp"
-#include "baton/model/decode.hpp"
-#include "baton/model/family/qwen3.hpp"
 #include "baton/model/host_forward.hpp"
 #include "commands.hpp"
+#include "cuda_entry.hpp"
+#include "generate_run.hpp"
 
 using namespace baton;
 using baton::cli::ArgError;
+using baton::cli::BackendChoice;
 using baton::cli::parse_ids;
 using baton::cli::parse_int;
 
@@ -58,7 +52,7 @@ constexpr std::string_view kUsage =
     "usage: baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt "
     "TEXT)\n"
     "                      --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]\n"
-    "                      [--json] [--logits]\n"
+    "                      [--json] [--logits] [--backend host|cuda]\n"
     "  --model DIR       Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
     "  --adapter DIR     PEFT LoRA adapter folder (adapter_config.json + "
     "adapter_model.safetensors)\n"
@@ -78,6 +72,7 @@ struct Args {
   std::vector<std::int32_t> ids;
   int max_new = 0;
   bool ignore_eos = false, json = false, logits = false, help = false;
+  std::optional<BackendChoice> backend;  ///< --backend; unset: the build's default
 };
 
 Args parse_args(int argc, char** argv) {
@@ -121,6 +116,8 @@ Args parse_args(int argc, char** argv) {
       a.json = true;
     } else if (arg == "--logits") {
       a.logits = true;
+    } else if (arg == "--backend") {
+      a.backend = baton::cli::parse_backend(value());
     } else {
       throw ArgError{"unknown option '" + std::string(arg) + "'"};
     }
@@ -136,75 +133,9 @@ Args parse_args(int argc, char** argv) {
   if (a.max_new < 1)
     throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
   if (a.logits && !a.json) throw ArgError{"--logits needs --json"};
+  if (a.backend == BackendChoice::cuda && (a.have_regex || !a.json_schema.empty()))
+    throw ArgError{"--regex and --json-schema run on --backend host only (so far)"};
   return a;
-}
-
-struct Generated {
-  std::vector<std::int32_t> ids;
-  std::vector<float> first_logits;  ///< filled only when asked for
-};
-
-/// Keeps the logits row of the first step (the one that chose the first generated token).
-struct KeepFirstLogits {
-  std::vector<float>* out;
-  template <class View>
-  std::optional<std::int32_t> before(const View&) {
-    return std::nullopt;
-  }
-  template <class View>
-  void after(const View& v, std::int32_t) {
-    if (out && v.step == 0) out->assign(v.logits.begin(), v.logits.end());
-  }
-};
-
-/// Loads the model (family F, storage S) with a head_dim-D cache, and runs the prompt + greedy
-/// generation on one slot of a fresh cache sized prompt + max_new.
-template <class F, StorageType S, int D>
-Generated generate(const Args& a, const std::vector<std::int32_t>& prompt,
-                   const std::vector<std::int32_t>& stop_ids,
-                   const std::shared_ptr<const grammar::TokenGrammar>& grammar) {
-  using Slice = LoraSlice<kRuntimeRankBound, host>;
-  using Model = BaseModel<host, S, F>;
-  const auto model = baton::load_model<host, S, F>(a.model);
-  const auto slice =
-      a.adapter.empty() ? Slice::none(model.config()) : Slice::load(a.adapter, model);
-  if (const auto why = base_model_mismatch(slice, model))
-    std::cerr << "baton: warning: " << *why << "\n";
-  const int n = static_cast<int>(prompt.size());
-  // In long long: --max-new 2147483647 plus the prompt must not wrap into a negative size.
-  const long long positions = static_cast<long long>(n) + a.max_new;
-  BATON_CHECK(positions <= model.config().max_positions(), capacity_error, a.model,
-              ": the prompt's ", n, " ids + --max-new ", a.max_new, " = ", positions,
-              " positions exceed the model's max_position_embeddings = ",
-              model.config().max_positions(), " (config.json)");
-  // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
-  using Cache = KvBuffer<layout::HeadMajor<f32, D>, host>;
-  Cache cache(model.config(),
-              KvShape{.prefix_capacity = 0, .tail_capacity = n + a.max_new, .slots = 1});
-  cache.reset_prefix();
-  cache.freeze_prefix();
-  Workspace<host> ws;
-  const DecodeOptions opt{a.max_new, stop_ids};
-  // The library's decode loop, with a hook that keeps the first step's logits when asked.
-  Generated out;
-  const auto run = [&](auto& d) {
-    d.prefill(std::span<const std::int32_t>(prompt), 0);
-    d.run(KeepFirstLogits{a.logits ? &out.first_logits : nullptr});
-    out.ids = d.result().ids;
-  };
-  if (!grammar) {
-    Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
-    run(d);
-    return out;
-  }
-  // Constrained: the grammar masks every step; forced tokens skip their forward.
-  using C = Chain<GrammarConstraint<host>, StepSkip>;
-  const C chain{GrammarConstraint<host>(grammar), StepSkip{}};
-  BranchState<C, host> branch(chain, "generate", BranchInfo{"generate", "generate", 0, a.max_new});
-  Decoder<Model, Slice, Cache, C> d(model, slice, cache, ws, KvTarget::in_slot(0), opt, chain,
-                                    branch, "generate");
-  run(d);
-  return out;
 }
 
 /// Shortest decimal form that reads back to the same float (std::to_chars); JSON has no
@@ -226,13 +157,14 @@ int cmd_generate(int argc, char** argv) {
   try {
     a = parse_args(argc, argv);
   } catch (const ArgError& e) {
-    std::cerr << "baton generate: " << e.message << "\n" << kUsage;
+    std::cerr << "baton generate: " << e.message << "\n" << kUsage << baton::cli::backend_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage;
+    std::cout << kUsage << baton::cli::backend_usage();
     return 0;
   }
+  const BackendChoice backend = baton::cli::resolve_backend(a.backend);
 
   const ModelConfig cfg = io::load_model_config(a.model);
   const std::vector<std::int32_t> stop_ids =
@@ -253,27 +185,20 @@ int cmd_generate(int argc, char** argv) {
                   *tok, stop_ids, static_cast<std::size_t>(cfg.vocab_size))));
   }
 
-  // Run-time facts to template parameters: model family, storage type and head_dim (the
-  // rank bound is kRuntimeRankBound, see lora_slice.hpp).
-  const auto with_storage = [&](auto storage) {
-    using S = typename decltype(storage)::type;
-    return dispatch_head_dim(cfg.head_dim, [&](auto d) {
-      if (cfg.architecture == Architecture::qwen3)
-        return generate<family::Qwen3, S, decltype(d)::value>(a, prompt, stop_ids, constraint);
-      return generate<family::Qwen2, S, decltype(d)::value>(a, prompt, stop_ids, constraint);
-    });
-  };
-  Generated g;
-  switch (stored_dtype(a.model)) {
-    case dtype::f32:
-      g = with_storage(std::type_identity<f32>{});
-      break;
-    case dtype::bf16:
-      g = with_storage(std::type_identity<bf16>{});
-      break;
-    case dtype::f16:
-      g = with_storage(std::type_identity<f16>{});
-      break;
+  const cli::GenerateJob job{.model = a.model,
+                             .adapter = a.adapter,
+                             .prompt = prompt,
+                             .stop_ids = stop_ids,
+                             .max_new = a.max_new,
+                             .keep_first_logits = a.logits,
+                             .grammar = constraint};
+  cli::Generated g;
+  if (backend == BackendChoice::cuda) {
+#if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
+    g = cli::generate_on_cuda(job);
+#endif
+  } else {
+    g = cli::generate_dispatch<host>(job, cfg);
   }
 
   if (!a.json) {
@@ -282,7 +207,7 @@ int cmd_generate(int argc, char** argv) {
   } else {
     std::cout << "{\"ids\":[";
     for (std::size_t i = 0; i < g.ids.size(); ++i) std::cout << (i ? "," : "") << g.ids[i];
-    std::cout << "]";
+    std::cout << "],\"backend\":\"" << cli::backend_name(backend) << "\"";
     if (tok)
       std::cout << ",\"text\":"
                 << nlohmann::json(text::replace_invalid_utf8(tok->decode(g.ids))).dump();

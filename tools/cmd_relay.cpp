@@ -4,6 +4,7 @@
 /// @brief `baton relay`: run a relay described by a JSON file (docs/relay.md has the format).
 ///
 ///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N] [--trace]
+///               [--backend host|cuda]
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
@@ -11,6 +12,7 @@
 /// with U+FFFD; ids are exact). --repeat N runs the request N times on the pre-warmed relay and
 /// reports the median total. --trace gives every stage a trace recorder (where its card allows
 /// a host interceptor) and prints each stage run's per-step table (or "trace" arrays in JSON).
+/// The backend that ran is the JSON's "backend" and the end of the plain verdict line.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -22,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "args.hpp"
+#include "backend_choice.hpp"
 #include "baton/relay/runtime_relay.hpp"
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
@@ -33,6 +36,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
     "[--trace]\n"
+    "                   [--backend host|cuda]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
     "  --ids LIST     the request as token ids, used as given\n"
     "  \"question\"     the request as text (needs the relay's tokenizer)\n"
@@ -46,6 +50,7 @@ struct Args {
   std::optional<std::string> text;
   bool json = false, help = false, trace = false;
   int repeat = 1;
+  std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
 };
 
 Args parse_args(int argc, char** argv) {
@@ -70,6 +75,8 @@ Args parse_args(int argc, char** argv) {
       a.trace = true;
     } else if (arg == "--repeat") {
       a.repeat = cli::parse_int<int>(value(), "--repeat");
+    } else if (arg == "--backend") {
+      a.backend = cli::parse_backend(value());
     } else if (arg.starts_with("--")) {
       throw cli::ArgError{"unknown option '" + std::string(arg) + "'"};
     } else {
@@ -126,13 +133,14 @@ int cmd_relay(int argc, char** argv) {
   try {
     a = parse_args(argc, argv);
   } catch (const cli::ArgError& e) {
-    std::cerr << "baton relay: " << e.message << "\n" << kUsage;
+    std::cerr << "baton relay: " << e.message << "\n" << kUsage << cli::backend_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage;
+    std::cout << kUsage << cli::backend_usage();
     return 0;
   }
+  const cli::BackendChoice backend = cli::resolve_backend(a.backend);
   RelaySpec spec = load_relay_spec(a.config);
   std::optional<Tokenizer> tok;
   if (spec.tokenizer) {
@@ -148,7 +156,11 @@ int cmd_relay(int argc, char** argv) {
   if (tok) resolve_text(spec, *tok);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
 
-  const auto relay = build_relay(spec);
+  std::unique_ptr<RuntimeRelay> relay;
+#if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
+  if (backend == cli::BackendChoice::cuda) relay = cli::build_relay_on_cuda(spec);
+#endif
+  if (!relay) relay = build_relay(spec);
   for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
   relay->prewarm();
   RelayResult r = relay->run(request);
@@ -161,7 +173,8 @@ int cmd_relay(int argc, char** argv) {
   const double median_ms = totals[totals.size() / 2];
 
   if (a.json) {
-    nlohmann::json out = {{"verdict", verdict_name(r.verdict)},
+    nlohmann::json out = {{"backend", relay->backend_name()},
+                          {"verdict", verdict_name(r.verdict)},
                           {"cycles", r.cycles},
                           {"total_ms", r.total_ms},
                           {"stages", nlohmann::json::array()}};
@@ -209,6 +222,6 @@ int cmd_relay(int argc, char** argv) {
   std::cout << "verdict: " << verdict_name(r.verdict) << ", cycles: " << r.cycles
             << ", total: " << r.total_ms << " ms";
   if (a.repeat > 1) std::cout << " (median of " << a.repeat << ": " << median_ms << " ms)";
-  std::cout << "\n";
+  std::cout << ", backend: " << relay->backend_name() << "\n";
   return 0;
 }

@@ -3,9 +3,12 @@
 /// @file
 /// @brief `baton tokenize` and `baton detokenize`: text <-> token ids with a tokenizer.json.
 ///
-///   baton tokenize --tokenizer FILE [--add-special] [--json] [--replace-invalid] < text
-///   baton detokenize --tokenizer FILE [--skip-special] < ids
+///   baton tokenize --tokenizer FILE [--add-special] [--json] [--replace-invalid]
+///                  [--backend host|cuda] < text
+///   baton detokenize --tokenizer FILE [--skip-special] [--backend host|cuda] < ids
 ///
+/// Both run on the host whatever the backend: `--backend` is accepted (so one command line
+/// works for every subcommand), and `--backend cuda` is answered with a note on stderr.
 /// tokenize reads all of stdin as bytes, exactly (no newline is stripped: "hi\n" ends with
 /// the id of "\n"), and prints the ids space-separated on one line, or one JSON array with
 /// --json. detokenize reads ids separated by whitespace and/or commas, or one JSON array, and
@@ -21,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend_choice.hpp"
 #include "baton/core/error.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/text/tokenizer.hpp"
@@ -29,18 +33,21 @@
 namespace {
 
 constexpr std::string_view kTokenizeUsage =
-    "usage: baton tokenize --tokenizer FILE [--add-special] [--json] [--replace-invalid] < text\n"
+    "usage: baton tokenize --tokenizer FILE [--add-special] [--json] [--replace-invalid]\n"
+    "                      [--backend host|cuda] < text\n"
     "  --tokenizer FILE   Hugging Face tokenizer.json (byte-level BPE: Qwen2/2.5/3, Llama-3)\n"
     "  --add-special      apply the post-processor template (Llama-3: <|begin_of_text|>)\n"
     "  --json             print one JSON array instead of space-separated ids\n"
     "  --replace-invalid  replace invalid UTF-8 with U+FFFD (as a JavaScript caller of\n"
     "                     Hugging Face's binding gets) instead of failing with its offset\n"
+    "  --backend B        accepted for every subcommand; tokenizing runs on the host\n"
     "stdin is read as bytes, exactly: a trailing newline is text and gets its id.\n";
 
 constexpr std::string_view kDetokenizeUsage =
-    "usage: baton detokenize --tokenizer FILE [--skip-special] < ids\n"
+    "usage: baton detokenize --tokenizer FILE [--skip-special] [--backend host|cuda] < ids\n"
     "  --tokenizer FILE   Hugging Face tokenizer.json\n"
     "  --skip-special     drop special tokens (<|im_end|>, <|begin_of_text|>, ...)\n"
+    "  --backend B        accepted for every subcommand; detokenizing runs on the host\n"
     "stdin: ids separated by whitespace and/or commas, or one JSON array. The text is written\n"
     "exactly as the ids spell it (no newline added).\n";
 
@@ -59,14 +66,30 @@ void write_stdout(std::string_view s) {
 }
 
 // Parses the options shared by both commands; returns 2 (after printing usage) on a bad line,
-// 0 after --help, -1 to go on.
+// 0 after --help, -1 to go on. --backend is checked like every subcommand's (a value other
+// than host/cuda, or cuda in a build without it, is a bad line); `--backend cuda` gets the
+// note that tokenizers run on the host.
 int parse(int argc, char** argv, std::string_view usage, std::string& tokenizer,
           std::vector<std::pair<std::string_view, bool*>> flags) {
+  bool have_backend = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--help" || a == "-h") {
       std::cout << usage;
       return 0;
+    }
+    if (a == "--backend") {
+      try {
+        if (have_backend) throw baton::cli::ArgError{"--backend is given twice"};
+        if (i + 1 >= argc) throw baton::cli::ArgError{"--backend needs a value"};
+        have_backend = true;
+        if (baton::cli::parse_backend(argv[++i]) == baton::cli::BackendChoice::cuda)
+          std::cerr << argv[0] << ": runs on the host whatever the backend (--backend cuda)\n";
+      } catch (const baton::cli::ArgError& e) {
+        std::cerr << argv[0] << ": " << e.message << "\n" << usage;
+        return 2;
+      }
+      continue;
     }
     if (a == "--tokenizer") {
       if (i + 1 >= argc || argv[i + 1][0] == '\0') {

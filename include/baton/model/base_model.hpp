@@ -81,6 +81,40 @@ class BaseModel {
     return m;
   }
 
+  /// A model from weights already in backend memory (made there, e.g. the benchmark's random
+  /// models): `layers` in F's layout, `lm_head` empty when the config ties it to `embed`.
+  /// Every buffer's size is checked against `config` (shape_error naming the tensor).
+  static BaseModel from_weights(ModelConfig config, std::string source,
+                                typename B::template buffer<S> embed,
+                                typename B::template buffer<S> lm_head,
+                                typename B::template buffer<float> final_norm,
+                                std::vector<layer_weights> layers) {
+    config.validate(source);
+    const ModelConfig& c = config;
+    const auto z = [](long long v) { return static_cast<std::size_t>(v); };
+    const auto expect = [&](std::size_t got, std::size_t want, std::string_view what) {
+      BATON_CHECK(got == want, shape_error, "model ", source, ": ", what, " holds ", got,
+                  " elements, the config says ", want);
+    };
+    expect(embed.size(), z(c.vocab_size) * z(c.hidden_size), F::embedding_name);
+    expect(lm_head.size(), c.tie_word_embeddings ? 0 : z(c.vocab_size) * z(c.hidden_size),
+           F::head_name);
+    expect(final_norm.size(), z(c.hidden_size), F::final_norm_name);
+    expect(layers.size(), z(c.num_layers), "the layer list");
+    BaseModel m;
+    m.config_ = std::move(config);
+    m.source_ = std::move(source);
+    m.embed_ = std::move(embed);
+    m.lm_head_ = std::move(lm_head);
+    m.final_norm_ = std::move(final_norm);
+    m.layers_ = std::move(layers);
+    const std::vector<double> inv = kernels::rope_inverse_frequencies(
+        m.config_.head_dim, m.config_.rope_theta, m.config_.rope_scaling);
+    const std::vector<float> inv_f(inv.begin(), inv.end());
+    m.inv_freq_ = B::upload(std::span<const float>(inv_f));
+    return m;
+  }
+
   const ModelConfig& config() const { return config_; }
 
   /// Lets KV caches of this model hold up to `limit` positions, past

@@ -1,0 +1,74 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief `--backend host|cuda`: parsing the option, the build's default and the checks that
+///        turn a backend this program cannot run into a clear message.
+///
+/// The default is a build-time switch, BATON_DEFAULT_BACKEND (CMake cache, docs/cli.md):
+/// `host` (today's default: no GPU check has passed yet) or `auto` (cuda when this program was
+/// built with the CUDA backend and a device is visible, else host).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "args.hpp"
+#include "baton/core/error.hpp"
+#include "cuda_entry.hpp"
+
+namespace baton::cli {
+
+enum class BackendChoice { host, cuda };
+
+inline std::string_view backend_name(BackendChoice b) {
+  return b == BackendChoice::host ? "host" : "cuda";
+}
+
+/// True when this program was linked with the CUDA translation unit (tools/cuda/).
+inline constexpr bool kCudaBuilt = BATON_CLI_CUDA != 0;
+/// BATON_DEFAULT_BACKEND=auto at configure time (tools/CMakeLists.txt).
+inline constexpr bool kDefaultAuto = BATON_DEFAULT_BACKEND_AUTO != 0;
+
+/// The usage line every subcommand prints for the option.
+inline std::string backend_usage() {
+  return std::string("  --backend B       host or cuda (default: ") +
+         (kDefaultAuto ? "cuda where built in and a GPU is visible, else host" : "host") +
+         "; docs/cli.md)\n";
+}
+
+/// Whether a CUDA device can be used: never in a build without the CUDA backend.
+inline bool cuda_device_visible() {
+#if BATON_CLI_CUDA
+  return cuda_device_present();
+#else
+  return false;
+#endif
+}
+
+/// `--backend`'s value. A cuda request in a build without CUDA is a command-line error
+/// (status 2): the program cannot do it, whatever the inputs.
+inline BackendChoice parse_backend(std::string_view value) {
+  if (value == "host") return BackendChoice::host;
+  if (value == "cuda") {
+    if (!kCudaBuilt)
+      throw ArgError{
+          "--backend cuda: this baton was built without the CUDA backend (configure with "
+          "-DBATON_ENABLE_CUDA=ON, e.g. `cmake --preset cuda`)"};
+    return BackendChoice::cuda;
+  }
+  throw ArgError{"--backend must be host or cuda, got '" + std::string(value) + "'"};
+}
+
+/// The backend a run uses: the one asked for, else the build's default. Asking for cuda
+/// where no device is visible is a device_error (status 1) before anything is loaded.
+inline BackendChoice resolve_backend(std::optional<BackendChoice> asked) {
+  const bool device = cuda_device_visible();
+  if (!asked) return kDefaultAuto && device ? BackendChoice::cuda : BackendChoice::host;
+  BATON_CHECK(*asked != BackendChoice::cuda || device, device_error,
+              "--backend cuda: no CUDA device is visible (the CUDA runtime found none); run on a "
+              "machine with an NVIDIA GPU, or use --backend host");
+  return *asked;
+}
+
+}  // namespace baton::cli

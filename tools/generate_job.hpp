@@ -1,0 +1,33 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief One `baton generate` request, decided from the command line and the model's config,
+///        and what it produced: plain data shared by the host and the CUDA translation units.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::grammar {
+class TokenGrammar;
+}
+
+namespace baton::cli {
+
+struct GenerateJob {
+  std::string model, adapter;          ///< folders, as given
+  std::vector<std::int32_t> prompt;    ///< the ids run at positions 0 .. n-1
+  std::vector<std::int32_t> stop_ids;  ///< the config's eos ids (empty with --ignore-eos)
+  int max_new = 0;
+  bool keep_first_logits = false;                        ///< --logits
+  std::shared_ptr<const grammar::TokenGrammar> grammar;  ///< --regex / --json-schema (host only)
+};
+
+struct Generated {
+  std::vector<std::int32_t> ids;
+  std::vector<float> first_logits;  ///< the row that chose ids[0]; filled only when asked for
+};
+
+}  // namespace baton::cli

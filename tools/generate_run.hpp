@@ -1,0 +1,126 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief `baton generate`'s run on any backend: load the model and adapter, one slot of a
+///        fresh cache, the library's decode loop (with the grammar where one is given), and the
+///        run-time facts (family, storage, head_dim) turned into template parameters. The host
+///        subcommand (cmd_generate.cpp) and the CUDA translation unit (cuda/cuda_generate.cu)
+///        both instantiate it, so the two backends run the same code.
+#pragma once
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "baton/core/dtype.hpp"
+#include "baton/grammar/token_grammar.hpp"
+#include "baton/intercept/grammar_constraint.hpp"
+#include "baton/intercept/step_skip.hpp"
+#include "baton/io/hf_config.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/lora/base_model_check.hpp"
+#include "baton/model/decode.hpp"
+#include "baton/model/family/qwen3.hpp"
+#include "generate_job.hpp"
+#include "model_dispatch.hpp"
+
+namespace baton::cli {
+
+/// Host logits are already in host memory. (A device backend's logits view has its own
+/// `download_logits`, found by argument-dependent lookup.)
+inline std::vector<float> download_logits(std::span<const float> logits) {
+  return {logits.begin(), logits.end()};
+}
+
+/// Keeps the logits row of the first step after the chain's transforms (a grammar's mask): the
+/// one that chose the first generated token.
+struct KeepFirstLogits {
+  std::vector<float>* out;
+  template <class View>
+  std::optional<std::int32_t> before(const View&) {
+    return std::nullopt;
+  }
+  template <class View>
+  void after(const View& v, std::int32_t) {
+    if (v.step == 0) *out = download_logits(v.logits);
+  }
+};
+
+/// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
+/// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
+template <Backend B, class F, StorageType S, int D>
+Generated generate(const GenerateJob& job) {
+  using Slice = LoraSlice<kRuntimeRankBound, B>;
+  using Model = BaseModel<B, S, F>;
+  const auto model = load_model<B, S, F>(job.model);
+  const auto slice =
+      job.adapter.empty() ? Slice::none(model.config()) : Slice::load(job.adapter, model);
+  if (const auto why = base_model_mismatch(slice, model))
+    std::cerr << "baton: warning: " << *why << "\n";
+  const int n = static_cast<int>(job.prompt.size());
+  // In long long: --max-new 2147483647 plus the prompt must not wrap into a negative size.
+  const long long positions = static_cast<long long>(n) + job.max_new;
+  BATON_CHECK(positions <= model.config().max_positions(), capacity_error, job.model,
+              ": the prompt's ", n, " ids + --max-new ", job.max_new, " = ", positions,
+              " positions exceed the model's max_position_embeddings = ",
+              model.config().max_positions(), " (config.json)");
+  // The f32 head-major cache only: one layout keeps the instantiations (and build time) down.
+  using Cache = KvBuffer<layout::HeadMajor<f32, D>, B>;
+  Cache cache(model.config(),
+              KvShape{.prefix_capacity = 0, .tail_capacity = n + job.max_new, .slots = 1});
+  cache.reset_prefix();
+  cache.freeze_prefix();
+  Workspace<B> ws;
+  const DecodeOptions opt{job.max_new, job.stop_ids};
+  Generated out;
+  // The library's decode loop, exactly as a stage runs it: no hook, so on a device backend it
+  // stays on the device. The first logits row is the prefill's, read before the loop; only a
+  // grammar's masked row needs the hook (host).
+  const auto run = [&](auto& d, bool masked) {
+    d.prefill(std::span<const std::int32_t>(job.prompt), 0);
+    if (job.keep_first_logits && masked) {
+      d.run(KeepFirstLogits{&out.first_logits});
+    } else {
+      if (job.keep_first_logits) out.first_logits = download_logits(d.logits());
+      d.run();
+    }
+    out.ids = d.result().ids;
+  };
+  if constexpr (B::is_device) {
+    BATON_CHECK(!job.grammar, usage_error,
+                "a grammar (--regex, --json-schema) runs on the host backend only (so far)");
+  } else if (job.grammar) {
+    // Constrained: the grammar masks every step; forced tokens skip their forward.
+    using C = Chain<GrammarConstraint<B>, StepSkip>;
+    const C chain{GrammarConstraint<B>(job.grammar), StepSkip{}};
+    BranchState<C, B> branch(chain, "generate", BranchInfo{"generate", "generate", 0, job.max_new});
+    Decoder<Model, Slice, Cache, C> d(model, slice, cache, ws, KvTarget::in_slot(0), opt, chain,
+                                      branch, "generate");
+    run(d, true);
+    return out;
+  }
+  Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
+  run(d, false);
+  return out;
+}
+
+/// `job` on backend B: the model's family, stored dtype and head_dim as template parameters.
+template <Backend B>
+Generated generate_dispatch(const GenerateJob& job, const ModelConfig& cfg) {
+  return dispatch_storage_head_dim<B>(job.model, cfg, [&]<class S, int D>() {
+    if (cfg.architecture == Architecture::qwen3) {
+      if constexpr (kBuildsQwen3<B>) {
+        return generate<B, family::Qwen3, S, D>(job);
+      } else {
+        BATON_FAIL(config_error, job.model, ": Qwen3 models are not built into the ", B::name,
+                   " program (Qwen2, Llama); use --backend host");
+      }
+    }
+    return generate<B, family::Qwen2, S, D>(job);
+  });
+}
+
+}  // namespace baton::cli
