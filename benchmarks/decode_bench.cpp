@@ -64,6 +64,7 @@ struct Options {
   int threads = 0;  ///< 0: OpenMP's default
   std::size_t stream_mib = 1024;
   bool bandwidth = true;
+  bool pool = true;  ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
   std::vector<std::string> storages = {"bf16", "f32"};  ///< in this order
   RandomModelShape shape;  ///< the random model's (benchmarks/random_model.hpp)
 };
@@ -150,6 +151,8 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
+  HostContext ctx({.threads = o.threads});
+  if (o.pool) ws.extras.bind(ctx);
   std::vector<std::int32_t> prompt(o.prompt);
   for (int i = 0; i < o.prompt; ++i)
     prompt[i] = static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size);
@@ -213,11 +216,12 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 int usage(const char* argv0) {
-  std::cerr << "usage: " << argv0
-            << " [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N] [--decode N]\n"
-               "       [--threads N] [--storage LIST] [--stream-mib MIB] [--no-bandwidth]\n"
-               "       [--no-f32] [--layers N] [--hidden N] [--ffn N] [--vocab N]\n"
-               "  LIST: comma-separated bf16, f16, f32 (default bf16,f32); empty: bandwidth only\n";
+  std::cerr
+      << "usage: " << argv0
+      << " [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N] [--decode N]\n"
+         "       [--threads N] [--openmp] [--storage LIST] [--stream-mib MIB] [--no-bandwidth]\n"
+         "       [--no-f32] [--layers N] [--hidden N] [--ffn N] [--vocab N]\n"
+         "  LIST: comma-separated bf16, f16, f32 (default bf16,f32); empty: bandwidth only\n";
   return 2;
 }
 
@@ -251,6 +255,8 @@ int main(int argc, char** argv) try {
       o.storages = split_list(next());
     else if (a == "--threads")
       o.threads = std::stoi(next());
+    else if (a == "--openmp")
+      o.pool = false;
     else if (a == "--no-bandwidth")
       o.bandwidth = false;
     else if (a == "--layers")
@@ -291,6 +297,8 @@ int main(int argc, char** argv) try {
                     {"vocab", cfg.vocab_size},   {"tied", cfg.tie_word_embeddings}};
   }
   out["threads"] = omp_get_max_threads();
+  out["threading"] = o.pool ? "pool" : "openmp";
+  out["kernels"] = host_simd::isa_name(host_simd::best_isa());
   out["prompt_tokens"] = o.prompt;
   out["decode_steps"] = o.decode;
   out["runs"] = o.runs;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "baton/backend/backend.hpp"
+#include "baton/backend/host_context.hpp"
 
 namespace baton {
 
@@ -63,12 +64,21 @@ class HostBuffer {
   std::size_t size_ = 0;
 };
 
+/// What a Workspace<host> keeps beside its activations: the HostContext its forward passes
+/// run on (thread pool, kernel instruction set), or none (OpenMP, the CPU's best kernels).
+struct HostWorkspaceExtras {
+  HostContext* context = nullptr;
+  /// Runs this workspace's forward passes on `c`, which must outlive the binding.
+  void bind(HostContext& c) noexcept { context = &c; }
+};
+
 /// Backend tag: computation on the CPU. A real backend (OpenMP + OpenBLAS), not a test double.
 struct host {
   static constexpr std::string_view name = "host";
   static constexpr bool is_device = false;
   template <class T>
   using buffer = HostBuffer<T>;
+  using workspace_extras = HostWorkspaceExtras;
 
   /// Copies host data into a backend buffer.
   template <class T>

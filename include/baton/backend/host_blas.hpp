@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief Host products Y = X · W^T with W in its storage type: OpenBLAS for many rows,
-///        a widening matrix-vector kernel for one row (decode).
+///        a widening matrix-vector kernel for one row (decode), its instruction set chosen at
+///        run time (host_simd.hpp).
 #pragma once
 
 #include <cblas.h>
@@ -11,8 +12,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "baton/backend/host_parallel.hpp"
+#include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
-#include "baton/kernels/dot.hpp"
 
 namespace baton::host_ops {
 
@@ -22,20 +24,22 @@ inline constexpr long kParallelMinWork = 1L << 15;
 
 /// Y[n, out] (= or +=) X[n, in] · W[out, in]^T, with row strides ldx / ldy.
 /// `scratch` holds widened weight rows when W is 16-bit and n is large enough that a
-/// matrix-matrix product pays for the widening; one-row products read W directly.
+/// matrix-matrix product pays for the widening; one-row products read W directly. Loops run
+/// on `ctx`'s pool with its kernels, or on OpenMP with the CPU's best kernels when null.
 template <StorageType S>
 void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, float* y, int ldy,
-               bool accumulate, std::vector<float>& scratch) {
+               bool accumulate, std::vector<float>& scratch, HostContext* ctx = nullptr) {
   constexpr int kMatvecRows = 2;  // up to this many tokens, stream the weights once per token
   if (n <= kMatvecRows) {
+    const host_simd::Isa isa = ctx ? ctx->isa() : host_simd::best_isa();
+    const bool par = static_cast<long>(out) * in >= kParallelMinWork;
     for (int t = 0; t < n; ++t) {
       const float* xt = x + static_cast<std::size_t>(t) * ldx;
       float* yt = y + static_cast<std::size_t>(t) * ldy;
-#pragma omp parallel for schedule(static) if (static_cast <long>(out) * in >= kParallelMinWork)
-      for (int o = 0; o < out; ++o) {
-        const float v = kernels::dot_row(w + static_cast<std::size_t>(o) * in, xt, in);
-        yt[o] = accumulate ? yt[o] + v : v;
-      }
+      parallel_ranges(ctx, out, par, [&](long o0, long o1) {
+        host_simd::gemv_rows(isa, w, xt, in, static_cast<int>(o0), static_cast<int>(o1), yt,
+                             accumulate);
+      });
     }
     return;
   }
@@ -52,8 +56,8 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
       const S* src = w + static_cast<std::size_t>(o0) * in;
       const std::size_t count = static_cast<std::size_t>(rows) * in;
       float* dst = scratch.data();
-#pragma omp parallel for schedule(static) if (static_cast <long>(count) >= kParallelMinWork)
-      for (std::size_t i = 0; i < count; ++i) dst[i] = widen(src[i]);
+      parallel_for(ctx, static_cast<long>(count), static_cast<long>(count) >= kParallelMinWork,
+                   [&](long i) { dst[i] = widen(src[i]); });
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, in, 1.0f, x, ldx, dst, in, beta,
                   y + o0, ldy);
     }
