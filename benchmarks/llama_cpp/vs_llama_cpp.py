@@ -46,10 +46,11 @@ class Engines:
         # the same thread count for both; OpenMP binds nothing (as llama.cpp binds nothing)
         self.env = dict(os.environ, OMP_NUM_THREADS=str(threads))
 
-    def baton(self, hf_dir: Path, precision: str, prompt: int, decode: int) -> dict:
+    def baton(self, hf_dir: Path, precision: str, prompt: int, decode: int, openmp=False) -> dict:
         out = run_json([self.decode_bench, "--model", str(hf_dir), "--storage", precision,
                         "--no-bandwidth", "--runs", "1", "--prompt", str(prompt), "--decode",
-                        str(decode), "--threads", str(self.threads)], self.env)
+                        str(decode), "--threads", str(self.threads)] + (["--openmp"] if openmp else []),
+                       self.env)
         r = out["results"][0]
         return {"prefill_tokens_per_s": r["prefill_tokens_per_s"],
                 "decode_tokens_per_s": r["decode_tokens_per_s"],
@@ -143,6 +144,10 @@ def main() -> int:
     ap.add_argument("--busy-rounds", type=int, default=7, help="0: no busy-core condition")
     ap.add_argument("--busy-models", default="qwen2-155m")
     ap.add_argument("--stream-mib", type=int, default=512)
+    ap.add_argument("--workloads", default="p128_d64,p512",
+                    help="p128_d64: 128-token prefill then 64 decode steps; p512: 512-token prefill")
+    ap.add_argument("--no-openmp", dest="openmp_too", action="store_false",
+                    help="skip baton's OpenMP variant (run beside the pool for the decode workload)")
     a = ap.parse_args()
 
     root, work = Path(a.root), Path(a.work)
@@ -172,7 +177,7 @@ def main() -> int:
         log(f"  {n} f32 greedy tokens agree: {b == ll} (first difference at {same})")
 
     # (condition, prompt, decode): decode after a 128-token prompt; prefill alone at 512.
-    workloads = [("p128_d64", 128, 64), ("p512", 512, 0)]
+    workloads = [w for w in (("p128_d64", 128, 64), ("p512", 512, 0)) if w[0] in a.workloads.split(",")]
     samples = []
     conditions = [("idle", a.rounds, names)]
     if a.busy_rounds:
@@ -193,22 +198,31 @@ def main() -> int:
                     for p in precisions:
                         for wl, prompt, decode in workloads:
                             order = ("baton", "llama") if (rnd % 2 == 0) else ("llama", "baton")
+                            if decode and a.openmp_too:  # baton on OpenMP as well: the pool's effect
+                                order = order + ("baton_omp",)
                             got = {}
                             for eng in order:
                                 got[eng] = (e.baton(m["hf"], p, prompt, decode) if eng == "baton"
+                                            else e.baton(m["hf"], p, prompt, decode, openmp=True) if eng == "baton_omp"
                                             else e.llama(m["gguf"][p], prompt, decode))
                             s = {"round": rnd, "condition": cond, "model": n, "precision": p,
                                  "workload": wl, "bandwidth": bw, "first": order[0]}
-                            for eng in ("baton", "llama"):
+                            for eng in got:
                                 s[eng] = {k: got[eng][k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s")}
                             s["weight_bytes_per_step"] = got["baton"]["weight_bytes_per_step"]
                             samples.append(s)
                             log(f"  {cond} {n} {p} {wl}: baton prefill {s['baton']['prefill_tokens_per_s']:.0f} "
                                 f"decode {s['baton']['decode_tokens_per_s']:.1f} | llama.cpp prefill "
-                                f"{s['llama']['prefill_tokens_per_s']:.0f} decode {s['llama']['decode_tokens_per_s']:.1f}")
+                                f"{s['llama']['prefill_tokens_per_s']:.0f} decode {s['llama']['decode_tokens_per_s']:.1f}"
+                                + (f" | baton/OpenMP decode {s['baton_omp']['decode_tokens_per_s']:.1f}" if "baton_omp" in s else ""))
             finally:
                 if ctxm:
                     ctxm.__exit__(None, None, None)
+        # after every round, so an interrupted run still leaves its rounds
+        result["samples"] = samples
+        result["rounds_done"] = rnd + 1
+        result["summary"] = summarize(samples, names, precisions)
+        Path(a.out).write_text(json.dumps(result, indent=1))
     result["samples"] = samples
     result["summary"] = summarize(samples, names, precisions)
     result["machine"]["loadavg_end"] = os.getloadavg()
@@ -262,10 +276,12 @@ def summarize(samples, names, precisions) -> dict:
             idle, busy = pick("idle", n, p, "p128_d64"), pick("busy", n, p, "p128_d64")
             if busy:
                 keep = {}
-                for eng in ("baton", "llama"):
+                for eng in ("baton", "llama", "baton_omp"):
                     for field in ("decode_tokens_per_s", "prefill_tokens_per_s"):
-                        iv = statistics.median([s[eng][field] for s in idle])
-                        keep[f"{eng}_{field}_busy_over_idle"] = statistics.median([s[eng][field] for s in busy]) / iv
+                        iv = [s[eng][field] for s in idle if eng in s]
+                        bv = [s[eng][field] for s in busy if eng in s]
+                        if iv and bv:
+                            keep[f"{eng}_{field}_busy_over_idle"] = statistics.median(bv) / statistics.median(iv)
                 out[f"loss/{n}/{p}"] = keep
     return out
 
