@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "baton/backend/backend.hpp"
-#include "baton/backend/host_context.hpp"
 
 namespace baton {
 
@@ -63,6 +62,10 @@ class HostBuffer {
   T* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+// Declared only: this header reaches .cu files (through model/family/), and host_context.hpp
+// brings the x86 kernels (intrinsics) that nvcc must not see; host_ops.hpp includes it.
+class HostContext;
 
 /// What a Workspace<host> keeps beside its activations: the HostContext its forward passes
 /// run on (thread pool, kernel instruction set), or none (OpenMP, the CPU's best kernels).
