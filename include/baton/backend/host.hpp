@@ -1,7 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief The host backend: heap memory, OpenMP loops and CBLAS products on the CPU.
+/// @brief The host backend: heap memory, and the forward on the CPU (baton's own kernels with
+///        run-time ISA dispatch, on a HostContext's thread pool or OpenMP).
 #pragma once
 
 #include <cstddef>
@@ -75,7 +76,7 @@ struct HostWorkspaceExtras {
   void bind(HostContext& c) noexcept { context = &c; }
 };
 
-/// Backend tag: computation on the CPU. A real backend (OpenMP + OpenBLAS), not a test double.
+/// Backend tag: computation on the CPU. A real backend, not a test double.
 struct host {
   static constexpr std::string_view name = "host";
   static constexpr bool is_device = false;

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The host backend's forward operations: OpenMP loops over the shared BATON_HD math
-///        (kernels/, kv/append.hpp) and OpenBLAS products (backend/host_blas.hpp).
+///        (kernels/, kv/append.hpp) and OpenBLAS products (backend/host_matmul.hpp).
 ///
 /// One HostForwardOps lives for one forward call: it binds the model, workspace, slice, cache
 /// and the span of tokens, and each operation covers all n tokens at once. Token-parallel loops
@@ -16,7 +16,8 @@
 #include <span>
 
 #include "baton/backend/host.hpp"
-#include "baton/backend/host_blas.hpp"
+#include "baton/backend/host_attention.hpp"
+#include "baton/backend/host_matmul.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/io/lora_target.hpp"
@@ -84,7 +85,7 @@ class HostForwardOps {
     const int H = c_.hidden_size, qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
     const float* xn = ws_.xn.data();
     float* qkv = ws_.qkv.data();
-    host_ops::matmul_nt(xn, n_, H, H, wqkv.data(), w, qkv, w, false, ws_.widen_scratch, ctx_);
+    host_ops::matmul_nt(xn, n_, H, H, wqkv.data(), w, qkv, w, false, ctx_);
     if (!bqkv.empty()) {
       for (int t = 0; t < n_; ++t)
         for (int j = 0; j < w; ++j) qkv[t * w + j] += bqkv[j];
@@ -137,9 +138,10 @@ class HostForwardOps {
                                         .scale = 1.0f / std::sqrt(static_cast<float>(D))};
     const bool par_attn =
         static_cast<long>(n_) * nq * (first_pos_ + n_) * D >= host_ops::kParallelMinWork;
+    const host_simd::Isa isa = ctx_ ? ctx_->isa() : host_simd::best_isa();
     // one index per (token, head), as OpenMP's collapse(2) had it
     host_ops::parallel_for(ctx_, static_cast<long>(n_) * nq, par_attn, [&](long th) {
-      kernels::attend<L>(p, static_cast<int>(th / nq), static_cast<int>(th % nq));
+      host_ops::attend<L>(isa, p, static_cast<int>(th / nq), static_cast<int>(th % nq));
     });
   }
 
@@ -147,7 +149,7 @@ class HostForwardOps {
     const int H = c_.hidden_size, qd = c_.q_dim();
     const float* attn = ws_.attn.data();
     float* x = ws_.x.data();
-    host_ops::matmul_nt(attn, n_, qd, qd, wo.data(), H, x, H, true, ws_.widen_scratch, ctx_);
+    host_ops::matmul_nt(attn, n_, qd, qd, wo.data(), H, x, H, true, ctx_);
     lora(layer, LoraTarget::o, attn, qd, x, H);
   }
 
@@ -155,8 +157,7 @@ class HostForwardOps {
     const int H = c_.hidden_size, F = c_.intermediate_size;
     const float* xn = ws_.xn.data();
     float* gu = ws_.gate_up.data();
-    host_ops::matmul_nt(xn, n_, H, H, wgate_up.data(), 2 * F, gu, 2 * F, false, ws_.widen_scratch,
-                        ctx_);
+    host_ops::matmul_nt(xn, n_, H, H, wgate_up.data(), 2 * F, gu, 2 * F, false, ctx_);
     lora(layer, LoraTarget::gate, xn, H, gu, 2 * F);
     lora(layer, LoraTarget::up, xn, H, gu + F, 2 * F);
   }
@@ -176,7 +177,7 @@ class HostForwardOps {
     const int H = c_.hidden_size, F = c_.intermediate_size;
     const float* act = ws_.act.data();
     float* x = ws_.x.data();
-    host_ops::matmul_nt(act, n_, F, F, wdown.data(), H, x, H, true, ws_.widen_scratch, ctx_);
+    host_ops::matmul_nt(act, n_, F, F, wdown.data(), H, x, H, true, ctx_);
     lora(layer, LoraTarget::down, act, F, x, H);
   }
 
@@ -192,7 +193,7 @@ class HostForwardOps {
       kernels::rmsnorm_row(x + t * H, model_.final_norm().data(), xn + r * H, H, eps);
     });
     host_ops::matmul_nt(xn, rows_, H, H, model_.head().data(), V, ws_.logits.data(), V, false,
-                        ws_.widen_scratch, ctx_);
+                        ctx_);
     return std::span<const float>(ws_.logits.data(), static_cast<std::size_t>(rows_) * V);
   }
 
@@ -203,7 +204,7 @@ class HostForwardOps {
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
     if (const auto* m = slice_.module(layer, t)) {
       host_ops::lora_update(x, n_, m->in, ldx, m->a.data(), m->b.data(), m->rank, m->out, m->scale,
-                            y, ldy, ws_.lora_scratch);
+                            y, ldy, ws_.lora_scratch, ctx_);
     }
   }
 
