@@ -206,7 +206,8 @@ def main() -> int:
                                             else e.baton(m["hf"], p, prompt, decode, openmp=True) if eng == "baton_omp"
                                             else e.llama(m["gguf"][p], prompt, decode))
                             s = {"round": rnd, "condition": cond, "model": n, "precision": p,
-                                 "workload": wl, "bandwidth": bw, "first": order[0]}
+                                 "workload": wl, "bandwidth": bw, "first": order[0],
+                                 "loadavg": os.getloadavg()}  # the machine may be shared
                             for eng in got:
                                 s[eng] = {k: got[eng][k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s")}
                             s["weight_bytes_per_step"] = got["baton"]["weight_bytes_per_step"]
