@@ -65,8 +65,11 @@ struct Options {
   std::string work_dir;
   bool keep = false;
   int runs = 5, prompt = 32, decode = 64;
+  int threads = 0;  ///< 0: OpenMP's default
   std::size_t stream_mib = 1024;
-  bool f32 = true;
+  bool bandwidth = true;
+  bool pool = true;  ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
+  std::vector<std::string> storages = {"bf16", "f32"};  ///< in this order
   RandomModelShape shape;  ///< the random model's (benchmarks/random_model.hpp)
 };
 
@@ -152,13 +155,15 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
+  HostContext ctx({.threads = o.threads});
+  if (o.pool) ws.extras.bind(ctx);
   std::vector<std::int32_t> prompt(o.prompt);
   for (int i = 0; i < o.prompt; ++i)
     prompt[i] = static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size);
   const KvTarget slot = KvTarget::in_slot(0);
 
   std::vector<double> prefill_tps, decode_tps, step_ms;
-  std::vector<std::int32_t> first_tokens;
+  std::vector<std::int32_t> first_tokens, greedy;
   for (int r = 0; r < o.runs + 1; ++r) {  // run 0 warms caches and the workspace; dropped
     cache.rewind(0);
     t0 = Clock::now();
@@ -167,43 +172,62 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
     const double prefill_s = seconds_since(t0);
     std::int32_t tok = kernels::argmax(logits.data(), c.vocab_size);
     const std::int32_t first = tok;
+    greedy.assign(1, tok);  // preallocated by the warm-up run, so no allocation is timed
+    greedy.reserve(static_cast<std::size_t>(o.decode) + 1);
     t0 = Clock::now();
     for (int s = 0; s < o.decode; ++s) {
       logits = forward(model, ws, slice, cache, slot, o.prompt + s,
                        std::span<const std::int32_t>(&tok, 1), Logits::last);
       tok = kernels::argmax(logits.data(), c.vocab_size);
+      greedy.push_back(tok);
     }
     const double decode_s = seconds_since(t0);
     if (r == 0) continue;
     prefill_tps.push_back(o.prompt / prefill_s);
-    decode_tps.push_back(o.decode / decode_s);
-    step_ms.push_back(1e3 * decode_s / o.decode);
+    if (o.decode > 0) {
+      decode_tps.push_back(o.decode / decode_s);
+      step_ms.push_back(1e3 * decode_s / o.decode);
+    }
     first_tokens.push_back(first);
-    std::cerr << "  run " << r << ": prefill " << o.prompt / prefill_s << " tok/s, decode "
-              << o.decode / decode_s << " tok/s\n";
+    std::cerr << "  run " << r << ": prefill " << o.prompt / prefill_s << " tok/s";
+    if (o.decode > 0) std::cerr << ", decode " << o.decode / decode_s << " tok/s";
+    std::cerr << "\n";
   }
   const double bytes = static_cast<double>(model.weight_bytes());
-  const double dec = median(decode_tps);
+  const double dec = decode_tps.empty() ? 0.0 : median(decode_tps);
   return {{"storage", label},
           {"load_s", load_s},
           {"weight_bytes_per_step", model.weight_bytes()},
           {"prefill_tokens_per_s", median(prefill_tps)},
           {"decode_tokens_per_s", dec},
-          {"decode_ms_per_step", median(step_ms)},
+          {"decode_ms_per_step", step_ms.empty() ? 0.0 : median(step_ms)},
           {"decode_tokens_per_s_runs", decode_tps},
           {"prefill_tokens_per_s_runs", prefill_tps},
           {"achieved_gb_per_s", bytes * dec / 1e9},
-          {"first_token", first_tokens.empty() ? -1 : first_tokens.front()}};
+          {"first_token", first_tokens.empty() ? -1 : first_tokens.front()},
+          {"greedy_tokens", greedy}};
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t b = 0;
+  while (b < s.size()) {
+    const std::size_t e = std::min(s.find(',', b), s.size());
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
 }
 
 int usage(const char* argv0) {
-  std::cerr << "usage: " << argv0
-            << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N] "
-               "[--decode N]\n"
-               "       [--stream-mib MIB] [--no-f32] [--layers N] [--hidden N] [--ffn N]"
-               " [--vocab N]\n"
-               "       "
-            << argv0 << " --backend cuda [--help]  (the CUDA benchmark; benchmarks/README.md)\n";
+  std::cerr
+      << "usage: " << argv0
+      << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N]\n"
+         "       [--decode N] [--threads N] [--openmp] [--storage LIST] [--stream-mib MIB]\n"
+         "       [--no-bandwidth] [--no-f32] [--layers N] [--hidden N] [--ffn N] [--vocab N]\n"
+         "  LIST: comma-separated bf16, f16, f32 (default bf16,f32); empty: bandwidth only\n"
+         "       "
+      << argv0 << " --backend cuda [--help]  (the CUDA benchmark; benchmarks/README.md)\n";
   return 2;
 }
 
@@ -247,7 +271,15 @@ int main(int argc, char** argv) try {
     else if (a == "--stream-mib")
       o.stream_mib = std::stoul(next());
     else if (a == "--no-f32")
-      o.f32 = false;
+      std::erase(o.storages, std::string("f32"));
+    else if (a == "--storage")
+      o.storages = split_list(next());
+    else if (a == "--threads")
+      o.threads = std::stoi(next());
+    else if (a == "--openmp")
+      o.pool = false;
+    else if (a == "--no-bandwidth")
+      o.bandwidth = false;
     else if (a == "--layers")
       o.shape.layers = std::stoi(next());
     else if (a == "--hidden")
@@ -259,12 +291,16 @@ int main(int argc, char** argv) try {
     else
       return usage(argv[0]);
   }
-  if (o.runs < 1 || o.prompt < 1 || o.decode < 1) return usage(argv[0]);
+  if (o.runs < 1 || o.prompt < 1 || o.decode < 0 || o.threads < 0) return usage(argv[0]);
+  for (const std::string& st : o.storages)
+    if (st != "bf16" && st != "f16" && st != "f32") return usage(argv[0]);
+  if (o.threads > 0) omp_set_num_threads(o.threads);
 
   fs::path dir = o.model;
   fs::path written;
   nlohmann::json out;
-  if (dir.empty()) {
+  const bool any_model = !o.storages.empty();  // an empty --storage: bandwidth only
+  if (any_model && dir.empty()) {
     const fs::path base = o.work_dir.empty() ? fs::temp_directory_path() : fs::path(o.work_dir);
     written = base / ("baton_decode_bench_" + std::to_string(::getpid()));
     std::cerr << "decode_bench: writing a random bf16 model to " << written.string() << "\n";
@@ -273,23 +309,31 @@ int main(int argc, char** argv) try {
     out["model_write_s"] = seconds_since(t0);
     dir = written;
   }
-  const ModelConfig cfg = io::load_model_config(dir);
-  out["model"] = {{"dir", dir.string()},       {"random", !written.empty()},
-                  {"hidden", cfg.hidden_size}, {"layers", cfg.num_layers},
-                  {"heads", cfg.num_heads},    {"kv_heads", cfg.num_kv_heads},
-                  {"head_dim", cfg.head_dim},  {"ffn", cfg.intermediate_size},
-                  {"vocab", cfg.vocab_size},   {"tied", cfg.tie_word_embeddings}};
+  if (any_model) {
+    const ModelConfig cfg = io::load_model_config(dir);
+    out["model"] = {{"dir", dir.string()},       {"random", !written.empty()},
+                    {"hidden", cfg.hidden_size}, {"layers", cfg.num_layers},
+                    {"heads", cfg.num_heads},    {"kv_heads", cfg.num_kv_heads},
+                    {"head_dim", cfg.head_dim},  {"ffn", cfg.intermediate_size},
+                    {"vocab", cfg.vocab_size},   {"tied", cfg.tie_word_embeddings}};
+  }
   out["threads"] = omp_get_max_threads();
+  out["threading"] = o.pool ? "pool" : "openmp";
+  out["kernels"] = host_simd::isa_name(host_simd::best_isa());
   out["prompt_tokens"] = o.prompt;
   out["decode_steps"] = o.decode;
   out["runs"] = o.runs;
 
-  std::cerr << "decode_bench: memory bandwidth, 3 x " << o.stream_mib << " MiB\n";
-  const Bandwidth bw = measure_bandwidth(o.stream_mib, o.runs);
-  out["bandwidth_gb_per_s"] = {
-      {"copy", bw.copy}, {"triad", bw.triad}, {"read", bw.read}, {"array_mib", o.stream_mib}};
+  Bandwidth bw;
+  if (o.bandwidth) {
+    std::cerr << "decode_bench: memory bandwidth, 3 x " << o.stream_mib << " MiB\n";
+    bw = measure_bandwidth(o.stream_mib, o.runs);
+    out["bandwidth_gb_per_s"] = {
+        {"copy", bw.copy}, {"triad", bw.triad}, {"read", bw.read}, {"array_mib", o.stream_mib}};
+  }
 
   const auto add_ratios = [&](nlohmann::json r) {
+    if (!o.bandwidth) return r;
     const double g = r["achieved_gb_per_s"].get<double>();
     r["ratio_vs_triad"] = g / bw.triad;
     r["ratio_vs_read"] = g / bw.read;
@@ -297,8 +341,11 @@ int main(int argc, char** argv) try {
     return r;
   };
   out["results"] = nlohmann::json::array();
-  out["results"].push_back(add_ratios(bench_storage<bf16>(o, dir, "bf16")));
-  if (o.f32) out["results"].push_back(add_ratios(bench_storage<f32>(o, dir, "f32")));
+  for (const std::string& st : o.storages) {
+    if (st == "bf16") out["results"].push_back(add_ratios(bench_storage<bf16>(o, dir, st)));
+    if (st == "f16") out["results"].push_back(add_ratios(bench_storage<f16>(o, dir, st)));
+    if (st == "f32") out["results"].push_back(add_ratios(bench_storage<f32>(o, dir, st)));
+  }
 
   if (!written.empty() && !o.keep) fs::remove_all(written);
   std::cout << out.dump(2) << "\n";

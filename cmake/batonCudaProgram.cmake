@@ -7,7 +7,7 @@
 #     fails to start the program instead of running (or skipping) it;
 #   - what scripts/gpu-check.sh ships to a GPU machine that has the CUDA 13 runtime and cuBLAS
 #     and nothing else: the C++ runtime linked statically, and libraries the program does not
-#     use (OpenBLAS and OpenMP come with baton::host; device code needs neither) dropped.
+#     use (OpenMP comes with baton::host; device code needs neither) dropped.
 function(baton_cuda_program target)
   set_target_properties(${target} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON
                                              BUILD_RPATH "${CUDAToolkit_LIBRARY_DIR}")

@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
 # Finds the third-party libraries of each baton component and gives them stable imported
-# target names (baton::openblas, baton::pcre2, baton::utf8proc). Used by the build and,
+# target names (baton::pcre2, baton::utf8proc). Used by the build and,
 # installed beside batonConfig.cmake, by consumers: one definition for both.
 include_guard(GLOBAL)
 include(CMakeFindDependencyMacro)
@@ -22,26 +22,10 @@ macro(baton_find_json)
   _baton_find_package(nlohmann_json 3)
 endmacro()
 
-# OpenBLAS: prefer its CMake config (Debian, vcpkg), fall back to pkg-config. The OpenMP
-# build is the one to install: it shares threads with baton's own OpenMP loops.
+# The host backend needs OpenMP alone (the loops of a workspace bound to no HostContext): its
+# matrix products are baton's own (backend/host_gemm.hpp, host_simd.hpp), no BLAS library.
 macro(baton_find_host)
   _baton_find_package(OpenMP)
-  if(NOT TARGET baton::openblas)
-    find_package(OpenBLAS CONFIG QUIET)
-    if(TARGET OpenBLAS::OpenBLAS)
-      add_library(baton::openblas INTERFACE IMPORTED)
-      target_link_libraries(baton::openblas INTERFACE OpenBLAS::OpenBLAS)
-    elseif(OpenBLAS_FOUND AND OpenBLAS_LIBRARIES)
-      add_library(baton::openblas INTERFACE IMPORTED)
-      target_include_directories(baton::openblas INTERFACE ${OpenBLAS_INCLUDE_DIRS})
-      target_link_libraries(baton::openblas INTERFACE ${OpenBLAS_LIBRARIES})
-    else()
-      find_package(PkgConfig REQUIRED)
-      pkg_check_modules(BATON_OPENBLAS REQUIRED IMPORTED_TARGET openblas)
-      add_library(baton::openblas INTERFACE IMPORTED)
-      target_link_libraries(baton::openblas INTERFACE PkgConfig::BATON_OPENBLAS)
-    endif()
-  endif()
 endmacro()
 
 macro(baton_find_text)

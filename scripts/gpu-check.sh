@@ -8,7 +8,7 @@
 #       cuda), the golden fixtures and the bundled word-problems model they are compared on,
 #       hf_compare.py, compare_backends.py and run.sh. The test programs need only the CUDA 13
 #       runtime and cuBLAS; baton and decode_bench also run the host backend, whose libraries
-#       (OpenBLAS, OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz.
+#       (OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz.
 #       Prints the command to run on the GPU machine. Fails if the folder passes 30 MiB.
 #   OUT/run.sh                           (on the GPU machine, from that folder) runs the device
 #       tests, compute-sanitizer on the smallest kernel tests, baton generate/relay on cuda

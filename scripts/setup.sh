@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config python3 python3-venv
-          doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev libopenblas-openmp-dev)
+          doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup.sh: not a Debian-based system; make sure these (or equivalents) are installed:"

@@ -12,3 +12,17 @@
 TEST_CASE("every golden run: tokens exact, first logits within tolerance") {
   baton::test::check_golden_runs<baton::host>(BATON_GOLDEN_DIR, BATON_GOLDEN_JSON);
 }
+
+// The same runs on a HostContext (thread pool instead of OpenMP) with each instruction set of
+// decode's kernels that this CPU runs, forced one by one.
+TEST_CASE("every golden run on a HostContext, for each kernel ISA the CPU runs") {
+  using baton::host_simd::Isa;
+  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
+    if (!baton::host_simd::cpu_supports(isa)) continue;
+    baton::HostContext ctx({.threads = 2, .isa = isa});
+    INFO("kernels: " << baton::host_simd::isa_name(isa));
+    baton::test::check_golden_runs<baton::host>(
+        BATON_GOLDEN_DIR, BATON_GOLDEN_JSON,
+        [&](baton::Workspace<baton::host>& ws) { ws.extras.bind(ctx); });
+  }
+}

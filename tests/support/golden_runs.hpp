@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,7 +40,8 @@ inline std::vector<float> download_logits(std::span<const float> l) { return {l.
 template <Backend B, StorageType S, int D>
 GoldenOutcome run_golden(const std::filesystem::path& model_dir,
                          const std::filesystem::path* adapter,
-                         const std::vector<std::int32_t>& prompt, int n_generate) {
+                         const std::vector<std::int32_t>& prompt, int n_generate,
+                         const std::function<void(Workspace<B>&)>& prepare) {
   const auto model = load_model<B, S>(model_dir);
   const auto slice = adapter ? LoraSlice<16, B>::load(*adapter, model.config())
                              : LoraSlice<16, B>::none(model.config());
@@ -47,6 +49,7 @@ GoldenOutcome run_golden(const std::filesystem::path& model_dir,
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<B> ws;
+  if (prepare) prepare(ws);
   GoldenOutcome out;
   const auto logits = forward(model, ws, slice, cache, KvTarget::in_slot(0), 0,
                               std::span<const std::int32_t>(prompt), Logits::last);
@@ -69,9 +72,11 @@ inline std::string from_env_or(const char* name, const char* compiled) {
 }
 
 /// Every run of golden.json on backend B: tokens exact, first logits within the file's
-/// tolerance (1e-3). Returns the largest logit difference seen.
+/// tolerance (1e-3). Returns the largest logit difference seen. `prepare` (optional) sets up
+/// each run's workspace (the host tests bind it to a HostContext).
 template <Backend B>
-double check_golden_runs(const std::filesystem::path& root, const char* golden_json) {
+double check_golden_runs(const std::filesystem::path& root, const char* golden_json,
+                         const std::function<void(Workspace<B>&)>& prepare = {}) {
   std::ifstream in(golden_json);
   REQUIRE_MESSAGE(in.good(), "cannot read " << golden_json);
   const nlohmann::json g = nlohmann::json::parse(in);
@@ -95,8 +100,8 @@ double check_golden_runs(const std::filesystem::path& root, const char* golden_j
     const GoldenOutcome got = dispatch_head_dim(head_dim, [&](auto d) {
       constexpr int D = decltype(d)::value;
       if constexpr (D == 8 || D == 16) {
-        return stored == dtype::bf16 ? run_golden<B, bf16, D>(model_dir, a, prompt, 16)
-                                     : run_golden<B, f32, D>(model_dir, a, prompt, 16);
+        return stored == dtype::bf16 ? run_golden<B, bf16, D>(model_dir, a, prompt, 16, prepare)
+                                     : run_golden<B, f32, D>(model_dir, a, prompt, 16, prepare);
       } else {
         FAIL("golden models have head_dim 8 or 16");
         return GoldenOutcome{};

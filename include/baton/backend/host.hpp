@@ -1,7 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief The host backend: heap memory, OpenMP loops and CBLAS products on the CPU.
+/// @brief The host backend: heap memory, and the forward on the CPU (baton's own kernels with
+///        run-time ISA dispatch, on a HostContext's thread pool or OpenMP).
 #pragma once
 
 #include <cstddef>
@@ -63,12 +64,25 @@ class HostBuffer {
   std::size_t size_ = 0;
 };
 
-/// Backend tag: computation on the CPU. A real backend (OpenMP + OpenBLAS), not a test double.
+// Declared only: this header reaches .cu files (through model/family/), and host_context.hpp
+// brings the x86 kernels (intrinsics) that nvcc must not see; host_ops.hpp includes it.
+class HostContext;
+
+/// What a Workspace<host> keeps beside its activations: the HostContext its forward passes
+/// run on (thread pool, kernel instruction set), or none (OpenMP, the CPU's best kernels).
+struct HostWorkspaceExtras {
+  HostContext* context = nullptr;
+  /// Runs this workspace's forward passes on `c`, which must outlive the binding.
+  void bind(HostContext& c) noexcept { context = &c; }
+};
+
+/// Backend tag: computation on the CPU. A real backend, not a test double.
 struct host {
   static constexpr std::string_view name = "host";
   static constexpr bool is_device = false;
   template <class T>
   using buffer = HostBuffer<T>;
+  using workspace_extras = HostWorkspaceExtras;
 
   /// Copies host data into a backend buffer.
   template <class T>

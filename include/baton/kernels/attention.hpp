@@ -17,30 +17,52 @@ namespace baton::kernels {
 /// out = softmax(q · K[0..len)^T · scale) · V[0..len) for one query head reading `kv_head`.
 /// The span's first part is the prefix block, the second the slot's tail; `len` stops at the
 /// query's own position + 1, which is the causal mask. Scores and the running sum stay f32.
+///
+/// Keys are scored a block at a time (one running-max correction per block, not per key), and
+/// each dot product sums `lanes` interleaved partial sums folded pairwise: loops of that shape
+/// have no serial dependence, so a compiler vectorizes them for whatever instruction set the
+/// caller is compiled for (the host backend instantiates this under AVX2 and AVX-512 targets,
+/// backend/host_attention.hpp). The order of the additions is fixed by D alone.
 template <KvLayout L>
 BATON_HD inline void attend_one(const float* q, const KvSpan<L>& span, int kv_head, int len,
                                 float scale, float* out) {
   constexpr int D = L::head_dim;
+  constexpr int lanes = D % 16 == 0 ? 16 : D % 8 == 0 ? 8 : D % 4 == 0 ? 4 : 1;
+  constexpr int block = 32;
   float acc[D];
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   float running_max = -INFINITY;
   float running_sum = 0.0f;
-  for (int p = 0; p < len; ++p) {
-    const bool in_first = p < span.first;
-    const auto* k = in_first ? span.a.key(kv_head, p) : span.b.key(kv_head, p - span.first);
-    const auto* v = in_first ? span.a.value(kv_head, p) : span.b.value(kv_head, p - span.first);
-    float score = 0.0f;
-    for (int d = 0; d < D; ++d) score += q[d] * widen(k[d]);
-    score *= scale;
-    if (score > running_max) {
-      const float correction = expf(running_max - score);  // 0 on the first key
+  for (int p0 = 0; p0 < len; p0 += block) {
+    const int nb = len - p0 < block ? len - p0 : block;
+    float score[block];
+    float block_max = -INFINITY;
+    for (int j = 0; j < nb; ++j) {
+      const int p = p0 + j;
+      const auto* k = p < span.first ? span.a.key(kv_head, p) : span.b.key(kv_head, p - span.first);
+      float part[lanes];
+      for (int l = 0; l < lanes; ++l) part[l] = 0.0f;
+      for (int d0 = 0; d0 < D; d0 += lanes)
+        for (int l = 0; l < lanes; ++l) part[l] += q[d0 + l] * widen(k[d0 + l]);
+      for (int w = lanes / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) part[l] += part[l + w];
+      score[j] = part[0] * scale;
+      block_max = score[j] > block_max ? score[j] : block_max;
+    }
+    if (block_max > running_max) {
+      const float correction = expf(running_max - block_max);  // 0 on the first block
       running_sum *= correction;
       for (int d = 0; d < D; ++d) acc[d] *= correction;
-      running_max = score;
+      running_max = block_max;
     }
-    const float w = expf(score - running_max);
-    running_sum += w;
-    for (int d = 0; d < D; ++d) acc[d] += w * widen(v[d]);
+    for (int j = 0; j < nb; ++j) {
+      const int p = p0 + j;
+      const auto* v =
+          p < span.first ? span.a.value(kv_head, p) : span.b.value(kv_head, p - span.first);
+      const float w = expf(score[j] - running_max);
+      running_sum += w;
+      for (int d = 0; d < D; ++d) acc[d] += w * widen(v[d]);
+    }
   }
   const float inv = 1.0f / running_sum;
   for (int d = 0; d < D; ++d) out[d] = acc[d] * inv;

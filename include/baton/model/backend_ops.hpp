@@ -6,7 +6,7 @@
 ///
 /// Generic code (forward, the decode loop, stages, relays) names only BackendOps<B>; the
 /// backend's own header specializes it (model/host_ops.hpp for the host, a .cuh for CUDA).
-/// That keeps a backend's libraries (OpenBLAS, cuBLAS) out of every generic header: a program
+/// That keeps a backend's code (host SIMD kernels, cuBLAS) out of every generic header: a program
 /// includes the backend it runs on — model/host_forward.hpp, or baton/baton.hpp for all.
 #pragma once
 

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief Everything a program needs to run forward() and the decode loop on baton::host: the
-///        generic forward plus the host backend's operations (OpenMP + OpenBLAS).
+///        generic forward plus the host backend's operations (its own kernels, thread pool or
+///        OpenMP).
 ///
 /// Generic headers (model/decode.hpp, relay/stage.hpp, ...) never include this: a program that
 /// runs on the host includes it (or baton/baton.hpp) once, next to them.

@@ -2,11 +2,12 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The host backend's forward operations: OpenMP loops over the shared BATON_HD math
-///        (kernels/, kv/append.hpp) and OpenBLAS products (backend/host_blas.hpp).
+///        (kernels/, kv/append.hpp) and OpenBLAS products (backend/host_matmul.hpp).
 ///
 /// One HostForwardOps lives for one forward call: it binds the model, workspace, slice, cache
 /// and the span of tokens, and each operation covers all n tokens at once. Token-parallel loops
-/// fork only when there is enough work (host_ops::kParallelMinWork).
+/// fork only when there is enough work (host_ops::kParallelMinWork), on the HostContext the
+/// workspace is bound to (`ws.extras.bind(ctx)`), or on OpenMP when it is bound to none.
 #pragma once
 
 #include <cmath>
@@ -15,7 +16,9 @@
 #include <span>
 
 #include "baton/backend/host.hpp"
-#include "baton/backend/host_blas.hpp"
+#include "baton/backend/host_attention.hpp"
+#include "baton/backend/host_matmul.hpp"
+#include "baton/backend/host_parallel.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/io/lora_target.hpp"
 #include "baton/kernels/activation.hpp"
@@ -51,7 +54,8 @@ class HostForwardOps {
         first_pos_(first_pos),
         tokens_(tokens),
         n_(static_cast<int>(tokens.size())),
-        rows_(logit_rows) {
+        rows_(logit_rows),
+        ctx_(ws.extras.context) {
     ws.ensure(c_, n_, rows_);
     par_tokens_ = static_cast<long>(n_) * c_.hidden_size >= host_ops::kParallelMinWork;
   }
@@ -61,11 +65,10 @@ class HostForwardOps {
     const int H = c_.hidden_size;
     const S* emb = model_.embedding().data();
     float* x = ws_.x.data();
-#pragma omp parallel for schedule(static) if (par_tokens_)
-    for (int t = 0; t < n_; ++t) {
+    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
       const S* row = emb + static_cast<std::size_t>(tokens_[t]) * H;
       for (int i = 0; i < H; ++i) x[static_cast<std::size_t>(t) * H + i] = widen(row[i]);
-    }
+    });
   }
 
   void norm(const buffer<float>& weight) {
@@ -73,15 +76,16 @@ class HostForwardOps {
     const float eps = static_cast<float>(c_.rms_norm_eps);
     const float* x = ws_.x.data();
     float* xn = ws_.xn.data();
-#pragma omp parallel for schedule(static) if (par_tokens_)
-    for (int t = 0; t < n_; ++t) kernels::rmsnorm_row(x + t * H, weight.data(), xn + t * H, H, eps);
+    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
+      kernels::rmsnorm_row(x + t * H, weight.data(), xn + t * H, H, eps);
+    });
   }
 
   void qkv(const buffer<S>& wqkv, const buffer<float>& bqkv, int layer) {
     const int H = c_.hidden_size, qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
     const float* xn = ws_.xn.data();
     float* qkv = ws_.qkv.data();
-    host_ops::matmul_nt(xn, n_, H, H, wqkv.data(), w, qkv, w, false, ws_.widen_scratch);
+    host_ops::matmul_nt(xn, n_, H, H, wqkv.data(), w, qkv, w, false, ctx_);
     if (!bqkv.empty()) {
       for (int t = 0; t < n_; ++t)
         for (int j = 0; j < w; ++j) qkv[t * w + j] += bqkv[j];
@@ -95,15 +99,14 @@ class HostForwardOps {
     const int D = c_.head_dim, nq = c_.num_heads, nkv = c_.num_kv_heads, w = qkv_width();
     const float eps = static_cast<float>(c_.rms_norm_eps);
     float* qkv = ws_.qkv.data();
-#pragma omp parallel for schedule(static) if (par_tokens_)
-    for (int t = 0; t < n_; ++t) {
+    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
       float* row = qkv + static_cast<std::size_t>(t) * w;
       // q heads then k heads are contiguous at the start of the row; normed in place.
       for (int h = 0; h < nq; ++h)
         kernels::rmsnorm_row(row + h * D, q_weight.data(), row + h * D, D, eps);
       for (int h = nq; h < nq + nkv; ++h)
         kernels::rmsnorm_row(row + h * D, k_weight.data(), row + h * D, D, eps);
-    }
+    });
   }
 
   void rope_append(int layer) {
@@ -112,14 +115,13 @@ class HostForwardOps {
     const float* inv_freq = model_.inv_freq().data();
     float* qkv = ws_.qkv.data();
     const KvAppend<L> dst = cache_.append_view(target_, layer);
-#pragma omp parallel for schedule(static) if (par_tokens_)
-    for (int t = 0; t < n_; ++t) {
-      const int pos = first_pos_ + t;
+    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
+      const int pos = first_pos_ + static_cast<int>(t);
       float* row = qkv + static_cast<std::size_t>(t) * w;
       for (int h = 0; h < nq + nkv; ++h) kernels::rope_rotate_head(row + h * D, D, pos, inv_freq);
       for (int h = 0; h < nkv; ++h)
         kv::append(dst, pos, h, row + qd + h * D, row + qd + kvd + h * D);
-    }
+    });
   }
 
   void attention(int layer) {
@@ -136,17 +138,18 @@ class HostForwardOps {
                                         .scale = 1.0f / std::sqrt(static_cast<float>(D))};
     const bool par_attn =
         static_cast<long>(n_) * nq * (first_pos_ + n_) * D >= host_ops::kParallelMinWork;
-#pragma omp parallel for collapse(2) schedule(static) if (par_attn)
-    for (int t = 0; t < n_; ++t) {
-      for (int h = 0; h < nq; ++h) kernels::attend<L>(p, t, h);
-    }
+    const host_simd::Isa isa = ctx_ ? ctx_->isa() : host_simd::best_isa();
+    // one index per (token, head), as OpenMP's collapse(2) had it
+    host_ops::parallel_for(ctx_, static_cast<long>(n_) * nq, par_attn, [&](long th) {
+      host_ops::attend<L>(isa, p, static_cast<int>(th / nq), static_cast<int>(th % nq));
+    });
   }
 
   void output_projection(const buffer<S>& wo, int layer) {
     const int H = c_.hidden_size, qd = c_.q_dim();
     const float* attn = ws_.attn.data();
     float* x = ws_.x.data();
-    host_ops::matmul_nt(attn, n_, qd, qd, wo.data(), H, x, H, true, ws_.widen_scratch);
+    host_ops::matmul_nt(attn, n_, qd, qd, wo.data(), H, x, H, true, ctx_);
     lora(layer, LoraTarget::o, attn, qd, x, H);
   }
 
@@ -154,7 +157,7 @@ class HostForwardOps {
     const int H = c_.hidden_size, F = c_.intermediate_size;
     const float* xn = ws_.xn.data();
     float* gu = ws_.gate_up.data();
-    host_ops::matmul_nt(xn, n_, H, H, wgate_up.data(), 2 * F, gu, 2 * F, false, ws_.widen_scratch);
+    host_ops::matmul_nt(xn, n_, H, H, wgate_up.data(), 2 * F, gu, 2 * F, false, ctx_);
     lora(layer, LoraTarget::gate, xn, H, gu, 2 * F);
     lora(layer, LoraTarget::up, xn, H, gu + F, 2 * F);
   }
@@ -163,18 +166,18 @@ class HostForwardOps {
     const int F = c_.intermediate_size;
     const float* gu = ws_.gate_up.data();
     float* act = ws_.act.data();
-#pragma omp parallel for schedule(static) if (static_cast <long>(n_) * F >= \
-                                              host_ops::kParallelMinWork)
-    for (int t = 0; t < n_; ++t)
-      for (int i = 0; i < F; ++i)
-        act[t * F + i] = kernels::swiglu(gu[t * 2 * F + i], gu[t * 2 * F + F + i]);
+    host_ops::parallel_for(
+        ctx_, n_, static_cast<long>(n_) * F >= host_ops::kParallelMinWork, [&](long t) {
+          for (int i = 0; i < F; ++i)
+            act[t * F + i] = kernels::swiglu(gu[t * 2 * F + i], gu[t * 2 * F + F + i]);
+        });
   }
 
   void down_projection(const buffer<S>& wdown, int layer) {
     const int H = c_.hidden_size, F = c_.intermediate_size;
     const float* act = ws_.act.data();
     float* x = ws_.x.data();
-    host_ops::matmul_nt(act, n_, F, F, wdown.data(), H, x, H, true, ws_.widen_scratch);
+    host_ops::matmul_nt(act, n_, F, F, wdown.data(), H, x, H, true, ctx_);
     lora(layer, LoraTarget::down, act, F, x, H);
   }
 
@@ -185,11 +188,12 @@ class HostForwardOps {
     const float* x = ws_.x.data();
     float* xn = ws_.xn.data();
     const int first = n_ - rows_;
-#pragma omp parallel for schedule(static) if (par_tokens_)
-    for (int t = first; t < n_; ++t)
-      kernels::rmsnorm_row(x + t * H, model_.final_norm().data(), xn + (t - first) * H, H, eps);
+    host_ops::parallel_for(ctx_, rows_, par_tokens_, [&](long r) {
+      const long t = first + r;
+      kernels::rmsnorm_row(x + t * H, model_.final_norm().data(), xn + r * H, H, eps);
+    });
     host_ops::matmul_nt(xn, rows_, H, H, model_.head().data(), V, ws_.logits.data(), V, false,
-                        ws_.widen_scratch);
+                        ctx_);
     return std::span<const float>(ws_.logits.data(), static_cast<std::size_t>(rows_) * V);
   }
 
@@ -200,7 +204,7 @@ class HostForwardOps {
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
     if (const auto* m = slice_.module(layer, t)) {
       host_ops::lora_update(x, n_, m->in, ldx, m->a.data(), m->b.data(), m->rank, m->out, m->scale,
-                            y, ldy, ws_.lora_scratch);
+                            y, ldy, ws_.lora_scratch, ctx_);
     }
   }
 
@@ -215,6 +219,7 @@ class HostForwardOps {
   int n_;
   int rows_;
   bool par_tokens_ = false;
+  HostContext* ctx_;  ///< the loops' thread pool and kernels; null: OpenMP
 };
 
 /// The host backend's operations (see BackendOps).

@@ -49,15 +49,14 @@ class Workspace {
     grow(logits, static_cast<std::size_t>(logit_rows) * c.vocab_size);
   }
 
-  buffer<float> x;                   ///< [n, hidden] residual stream
-  buffer<float> xn;                  ///< [n, hidden] normed input of a block
-  buffer<float> qkv;                 ///< [n, q + 2 kv] fused projections
-  buffer<float> attn;                ///< [n, q] attention output
-  buffer<float> gate_up;             ///< [n, 2 ffn] fused gate and up projections
-  buffer<float> act;                 ///< [n, ffn] SwiGLU output
-  buffer<float> logits;              ///< [rows, vocab]
-  std::vector<float> widen_scratch;  ///< host: widened weight band for 16-bit prefill products
-  std::vector<float> lora_scratch;   ///< host: the rank-r intermediate
+  buffer<float> x;                  ///< [n, hidden] residual stream
+  buffer<float> xn;                 ///< [n, hidden] normed input of a block
+  buffer<float> qkv;                ///< [n, q + 2 kv] fused projections
+  buffer<float> attn;               ///< [n, q] attention output
+  buffer<float> gate_up;            ///< [n, 2 ffn] fused gate and up projections
+  buffer<float> act;                ///< [n, ffn] SwiGLU output
+  buffer<float> logits;             ///< [rows, vocab]
+  std::vector<float> lora_scratch;  ///< host: the rank-r intermediate
   /// What the backend keeps beside the activations (`B::workspace_extras`; the CUDA backend's
   /// stream, token staging and attention partials); empty on the host.
   typename detail::workspace_extras<B>::type extras;

@@ -9,7 +9,7 @@ from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
 
 class BatonTestPackageConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
-    # PkgConfigDeps: baton's config finds PCRE2/utf8proc (and OpenBLAS without a CMake config)
+    # PkgConfigDeps: baton's config finds PCRE2/utf8proc
     # through pkg-config; with Conan-built dependencies their .pc files come from here.
     generators = "CMakeDeps", "PkgConfigDeps", "VirtualRunEnv"
     test_type = "explicit"

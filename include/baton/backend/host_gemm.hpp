@@ -1,0 +1,258 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The host's matrix-matrix product Y[n, out] (= or +=) X[n, in] · W[out, in]^T for
+///        prefill (more than a couple of tokens): W in f32 / bf16 / f16, X and Y in f32, the
+///        instruction set chosen at run time (host_simd::Isa), loops on the HostContext's pool.
+///
+/// The shape is the usual blocked one. W is cut into blocks of output columns, one task each;
+/// a task packs, for a depth slice of `kc` inputs at a time, its columns into micro-panels
+/// [kc][NR] of f32 — 16-bit weights are widened while packing, so a 16-bit matrix is read as
+/// 16 bits and only one small panel at a time ever exists in f32 — and runs an MR x NR
+/// register-tile kernel over all token rows of X against each panel (the panel stays in L1,
+/// X's rows stream from L2). Each output element is summed by one kernel call per depth slice
+/// in a fixed order, whatever the thread count: results do not depend on the pool.
+///
+/// Kernels (broadcast one X value, FMA against NR packed weights):
+///   avx512: 8 x 32 (16 zmm accumulators), kc 128;  avx2: 6 x 16 (12 ymm), kc 256;
+///   portable: 4 x 8 plain loops (the baseline build vectorizes them with SSE2), kc 512.
+/// Partial tiles: missing token rows read the last row and write to a dummy row; missing
+/// columns are zero in the panel and masked on store. As in host_simd.hpp, vectors never cross
+/// a function boundary whose target differs, so the build stays free of -Wpsabi notes.
+/// Host only: never included from .cu files.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "baton/backend/host_parallel.hpp"
+#include "baton/backend/host_simd.hpp"
+#include "baton/core/dtype.hpp"
+#include "baton/core/error.hpp"
+
+namespace baton::host_gemm {
+
+/// Output columns per task: a multiple of every kernel's NR.
+inline constexpr int kBlockCols = 64;
+
+namespace detail {
+
+/// The portable kernel: C[MR rows][nr] (= or +=) A-rows[:, 0:kc] · panel[kc][NR].
+struct PortableKernel {
+  static constexpr int MR = 4, NR = 8, KC = 512;
+  static void run(int kc, const float* const* a, const float* b, float* const* c, int nr,
+                  bool add) {
+    float acc[MR][NR] = {};
+    for (int k = 0; k < kc; ++k) {
+      const float* bk = b + static_cast<std::size_t>(k) * NR;
+      for (int i = 0; i < MR; ++i) {
+        const float ai = a[i][k];
+        for (int j = 0; j < NR; ++j) acc[i][j] += ai * bk[j];
+      }
+    }
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < nr; ++j) c[i][j] = add ? c[i][j] + acc[i][j] : acc[i][j];
+  }
+};
+
+#if BATON_HOST_SIMD_X86
+#define BATON_GEMM_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define BATON_GEMM_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+
+struct Avx2Kernel {
+  static constexpr int MR = 6, NR = 16, KC = 256;
+  BATON_GEMM_AVX2 static void run(int kc, const float* const* a, const float* b, float* const* c,
+                                  int nr, bool add) {
+    __m256 acc[MR][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    for (int k = 0; k < kc; ++k, b += NR) {
+      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+      const float ak[MR] = {a0[k], a1[k], a2[k], a3[k], a4[k], a5[k]};
+#pragma GCC unroll 6
+      for (int i = 0; i < MR; ++i) {
+        const __m256 ai = _mm256_set1_ps(ak[i]);
+        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+      }
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      __m256 r0 = acc[i][0], r1 = acc[i][1];
+      if (add) {
+        r0 = _mm256_add_ps(r0, _mm256_maskload_ps(c[i], m0));
+        r1 = _mm256_add_ps(r1, _mm256_maskload_ps(c[i] + 8, m1));
+      }
+      _mm256_maskstore_ps(c[i], m0, r0);
+      _mm256_maskstore_ps(c[i] + 8, m1, r1);
+    }
+  }
+};
+
+struct Avx512Kernel {
+  static constexpr int MR = 8, NR = 32, KC = 128;
+  BATON_GEMM_AVX512 static void run(int kc, const float* const* a, const float* b, float* const* c,
+                                    int nr, bool add) {
+    __m512 acc[MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    const float *a4 = a[4], *a5 = a[5], *a6 = a[6], *a7 = a[7];
+    for (int k = 0; k < kc; ++k, b += NR) {
+      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      const float ak[MR] = {a0[k], a1[k], a2[k], a3[k], a4[k], a5[k], a6[k], a7[k]};
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m512 ai = _mm512_set1_ps(ak[i]);
+        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      }
+    }
+    const auto mask = [](int cols) -> __mmask16 {
+      return cols >= 16  ? __mmask16(0xffff)
+             : cols <= 0 ? __mmask16(0)
+                         : __mmask16((1u << cols) - 1u);
+    };
+    const __mmask16 m0 = mask(nr), m1 = mask(nr - 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      __m512 r0 = acc[i][0], r1 = acc[i][1];
+      if (add) {
+        r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, c[i]));
+        r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, c[i] + 16));
+      }
+      _mm512_mask_storeu_ps(c[i], m0, r0);
+      _mm512_mask_storeu_ps(c[i] + 16, m1, r1);
+    }
+  }
+};
+
+/// dst[k][j] = widen(rows[j][k]) for an 8 x 8 block (j: 8 weight rows, k: 8 inputs), through
+/// the usual three-stage AVX transpose; dst rows are `ld` floats apart.
+template <class W>
+BATON_GEMM_AVX2 void pack8x8(const W* const* rows, int k, float* dst, int ld) {
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) r[j] = host_simd::detail::load8(rows[j] + k);  // widened
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst + 0 * ld, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(dst + 1 * ld, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ld, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ld, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ld, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ld, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ld, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ld, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
+#undef BATON_GEMM_AVX2
+#undef BATON_GEMM_AVX512
+#endif
+
+/// One micro-panel: dst[k][j] = widen(W[o0 + j][k0 + k]) for k < kc, j < NR (zero for
+/// j >= nr). With `simd`, full 8 x 8 blocks go through pack8x8 (the CPU runs AVX2).
+template <int NR, class W>
+void pack_panel(const W* w, int in, int o0, int nr, int k0, int kc, float* dst, bool simd) {
+  std::array<const W*, NR> rows{};
+  for (int j = 0; j < NR; ++j)
+    rows[j] = w + static_cast<std::size_t>(o0 + std::min(j, nr - 1)) * in + k0;
+  int kdone = 0;
+#if BATON_HOST_SIMD_X86
+  if (simd && nr == NR) {
+    for (; kdone + 8 <= kc; kdone += 8)
+      for (int j = 0; j < NR; j += 8) pack8x8(rows.data() + j, kdone, dst + kdone * NR + j, NR);
+  }
+#else
+  (void)simd;
+#endif
+  for (int j = 0; j < NR; ++j) {
+    float* d = dst + j;
+    if (j >= nr) {
+      for (int k = kdone; k < kc; ++k) d[static_cast<std::size_t>(k) * NR] = 0.0f;
+      continue;
+    }
+    for (int k = kdone; k < kc; ++k) d[static_cast<std::size_t>(k) * NR] = widen(rows[j][k]);
+  }
+}
+
+/// The product with kernel K: one task per kBlockCols output columns.
+template <class K, class W>
+void gemm(HostContext* ctx, bool parallel, bool simd_pack, const float* x, int n, int in, int ldx,
+          const W* w, int out, float* y, int ldy, bool accumulate) {
+  static_assert(kBlockCols % K::NR == 0, "host_gemm: a block must hold whole micro-panels");
+  const long blocks = (out + kBlockCols - 1) / kBlockCols;
+  host_ops::parallel_ranges(ctx, blocks, parallel, [&](long b0, long b1) {
+    alignas(64) std::array<float, static_cast<std::size_t>(K::KC) * kBlockCols> packed;
+    alignas(64) std::array<float, K::NR> dummy{};  // where missing token rows are written
+    const float* a[K::MR];
+    float* c[K::MR];
+    for (long blk = b0; blk < b1; ++blk) {
+      const int col0 = static_cast<int>(blk) * kBlockCols;
+      const int cols = std::min(kBlockCols, out - col0);
+      const int panels = (cols + K::NR - 1) / K::NR;
+      for (int k0 = 0; k0 < in; k0 += K::KC) {
+        const int kc = std::min(K::KC, in - k0);
+        const bool add = accumulate || k0 > 0;
+        for (int p = 0; p < panels; ++p)
+          pack_panel<K::NR>(w, in, col0 + p * K::NR, std::min(K::NR, cols - p * K::NR), k0, kc,
+                            packed.data() + static_cast<std::size_t>(p) * K::KC * K::NR, simd_pack);
+        for (int p = 0; p < panels; ++p) {
+          const int j0 = col0 + p * K::NR, nr = std::min(K::NR, cols - p * K::NR);
+          const float* panel = packed.data() + static_cast<std::size_t>(p) * K::KC * K::NR;
+          for (int t0 = 0; t0 < n; t0 += K::MR) {
+            for (int i = 0; i < K::MR; ++i) {
+              const int t = std::min(t0 + i, n - 1);
+              a[i] = x + static_cast<std::size_t>(t) * ldx + k0;
+              c[i] = t0 + i < n ? y + static_cast<std::size_t>(t0 + i) * ldy + j0 : dummy.data();
+            }
+            K::run(kc, a, panel, c, nr, add);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace detail
+
+/// Y[n, out] (= or +=) X[n, in] · W[out, in]^T with the kernels of `isa` (which the CPU must
+/// run: see host_simd::cpu_supports), on ctx's pool (OpenMP when null) when `parallel`.
+template <StorageType W>
+void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x, int n, int in,
+             int ldx, const W* w, int out, float* y, int ldy, bool accumulate) {
+  if (n <= 0 || out <= 0) return;
+  if (in <= 0) {  // an empty sum: zero, or Y unchanged
+    if (!accumulate)
+      for (int t = 0; t < n; ++t) std::fill_n(y + static_cast<std::size_t>(t) * ldy, out, 0.0f);
+    return;
+  }
+#if BATON_HOST_SIMD_X86
+  using host_simd::Isa;
+  if (isa == Isa::avx512)
+    return detail::gemm<detail::Avx512Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
+                                              accumulate);
+  if (isa == Isa::avx2)
+    return detail::gemm<detail::Avx2Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
+                                            accumulate);
+#endif
+  BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_gemm: kernels ",
+              host_simd::isa_name(isa), " were not compiled for this platform");
+  detail::gemm<detail::PortableKernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
+                                       accumulate);
+}
+
+}  // namespace baton::host_gemm

@@ -1,0 +1,60 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Host products Y = X · W^T with W in its storage type: a widening matrix-vector
+///        kernel for one or two rows (decode, host_simd.hpp), baton's blocked matrix-matrix
+///        product for more (prefill, host_gemm.hpp); both with their instruction set chosen at
+///        run time, on the HostContext's pool.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "baton/backend/host_gemm.hpp"
+#include "baton/backend/host_parallel.hpp"
+#include "baton/backend/host_simd.hpp"
+#include "baton/core/dtype.hpp"
+
+namespace baton::host_ops {
+
+/// Below this many multiply-adds a loop runs on one thread: forking a team costs more than it
+/// saves on the small matrices of tiny models and short prompts.
+inline constexpr long kParallelMinWork = 1L << 15;
+
+/// Y[n, out] (= or +=) X[n, in] · W[out, in]^T, with row strides ldx / ldy. Up to two rows
+/// stream W once per row (matrix-vector); more go through the blocked product, which reads W
+/// once for all rows and widens 16-bit weights one packed panel at a time. Loops run on
+/// `ctx`'s pool with its kernels, or on OpenMP with the CPU's best kernels when null.
+template <StorageType S>
+void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, float* y, int ldy,
+               bool accumulate, HostContext* ctx = nullptr) {
+  constexpr int kMatvecRows = 2;
+  const host_simd::Isa isa = ctx ? ctx->isa() : host_simd::best_isa();
+  if (n <= kMatvecRows) {
+    const bool par = static_cast<long>(out) * in >= kParallelMinWork;
+    for (int t = 0; t < n; ++t) {
+      const float* xt = x + static_cast<std::size_t>(t) * ldx;
+      float* yt = y + static_cast<std::size_t>(t) * ldy;
+      parallel_ranges(ctx, out, par, [&](long o0, long o1) {
+        host_simd::gemv_rows(isa, w, xt, in, static_cast<int>(o0), static_cast<int>(o1), yt,
+                             accumulate);
+      });
+    }
+    return;
+  }
+  const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
+  host_gemm::gemm_nt(isa, ctx, par, x, n, in, ldx, w, out, y, ldy, accumulate);
+}
+
+/// Y[n, out] += scale · (X · A^T) · B^T: a LoRA update through the rank-r intermediate `t`
+/// (scaled before the second product).
+inline void lora_update(const float* x, int n, int in, int ldx, const float* a, const float* b,
+                        int rank, int out, float scale, float* y, int ldy, std::vector<float>& t,
+                        HostContext* ctx = nullptr) {
+  t.resize(static_cast<std::size_t>(n) * rank);
+  matmul_nt(x, n, in, ldx, a, rank, t.data(), rank, false, ctx);
+  for (float& v : t) v *= scale;
+  matmul_nt(t.data(), n, rank, rank, b, out, y, ldy, true, ctx);
+}
+
+}  // namespace baton::host_ops

@@ -1,0 +1,271 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Decode's matrix-vector rows (y[o] = W[o, :] · x, W in f32 / bf16 / f16) with the
+///        instruction set chosen at run time: the portable kernel (kernels::dot_row, which the
+///        baseline x86-64 build compiles to SSE2), AVX2 + FMA + F16C, or AVX-512 (F, BW, VL).
+///
+/// The library is header-only and installed by package managers, so it cannot be built for
+/// the user's CPU (-march=native): each kernel carries its own target attribute, and
+/// `best_isa()` asks the CPU (and, through libgcc, the OS's saved vector state) what it runs.
+/// Vectors never cross a function boundary whose target differs (every vector helper is
+/// always_inline into its kernel), so the build stays free of -Wpsabi notes.
+///
+/// The SIMD kernels take four rows at a time (one x load feeds four weight streams, and the
+/// four sums fold together in a few shuffles), then the remaining rows one by one.
+/// 16-bit weights are widened to f32 in registers (bf16: a 16-bit shift; f16: the F16C/AVX-512
+/// conversion) and multiplied with the f32 activations, accumulating in f32: the products are
+/// those of the portable kernel, only the order of the additions differs (relative 1e-6).
+/// AVX512-BF16's dot product is not used: it would round the activations to bf16 as well.
+/// Host only: never included from .cu files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "baton/core/dtype.hpp"
+#include "baton/core/error.hpp"
+#include "baton/kernels/dot.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BATON_HOST_SIMD_X86 1
+#include <immintrin.h>
+#else
+#define BATON_HOST_SIMD_X86 0
+#endif
+
+namespace baton::host_simd {
+
+/// The kernel families, slowest first.
+enum class Isa : int { portable = 0, avx2 = 1, avx512 = 2 };
+
+inline std::string_view isa_name(Isa i) {
+  switch (i) {
+    case Isa::portable:
+      return "portable";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+/// Whether this CPU (and OS) can run the kernels of `i`.
+inline bool cpu_supports(Isa i) {
+#if BATON_HOST_SIMD_X86
+  switch (i) {
+    case Isa::portable:
+      return true;
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    case Isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl");
+  }
+  return false;
+#else
+  return i == Isa::portable;
+#endif
+}
+
+/// The fastest family this CPU runs.
+inline Isa best_isa() {
+  if (cpu_supports(Isa::avx512)) return Isa::avx512;
+  if (cpu_supports(Isa::avx2)) return Isa::avx2;
+  return Isa::portable;
+}
+
+#if BATON_HOST_SIMD_X86
+namespace detail {
+
+#define BATON_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define BATON_AVX512 \
+  __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline
+
+template <class W>
+BATON_AVX2 __m256 load8(const W* p) {
+  if constexpr (std::is_same_v<W, f32>) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  } else if constexpr (std::is_same_v<W, bf16>) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+}
+
+BATON_AVX2 float hsum8(__m256 v) {  // inlined into AVX-512 kernels too (a subset of theirs)
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+/// The sums of four vectors, one per lane: [sum(v0), sum(v1), sum(v2), sum(v3)].
+BATON_AVX2 __m128 hsum4x8(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
+  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(v0, v1), _mm256_hadd_ps(v2, v3));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+BATON_AVX2 void store4(float* y, __m128 s, bool accumulate) {
+  _mm_storeu_ps(y, accumulate ? _mm_add_ps(_mm_loadu_ps(y), s) : s);
+}
+
+template <class W>
+__attribute__((target("avx2,fma,f16c"))) void rows_avx2(const W* w, const float* x, int in, int o0,
+                                                        int o1, float* y, bool accumulate) {
+  int o = o0;
+  // Four rows at a time: each x vector is loaded once for four weight streams, and the four
+  // sums are folded together.
+  for (; o + 4 <= o1; o += 4) {
+    const W* r = w + static_cast<std::size_t>(o) * in;
+    const std::size_t s = static_cast<std::size_t>(in);
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int i = 0;
+    for (; i + 16 <= in; i += 16) {
+      const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
+      a0 = _mm256_fmadd_ps(load8(r + i), x0, a0);
+      b0 = _mm256_fmadd_ps(load8(r + i + 8), x1, b0);
+      a1 = _mm256_fmadd_ps(load8(r + s + i), x0, a1);
+      b1 = _mm256_fmadd_ps(load8(r + s + i + 8), x1, b1);
+      a2 = _mm256_fmadd_ps(load8(r + 2 * s + i), x0, a2);
+      b2 = _mm256_fmadd_ps(load8(r + 2 * s + i + 8), x1, b2);
+      a3 = _mm256_fmadd_ps(load8(r + 3 * s + i), x0, a3);
+      b3 = _mm256_fmadd_ps(load8(r + 3 * s + i + 8), x1, b3);
+    }
+    for (; i + 8 <= in; i += 8) {
+      const __m256 x0 = _mm256_loadu_ps(x + i);
+      a0 = _mm256_fmadd_ps(load8(r + i), x0, a0);
+      a1 = _mm256_fmadd_ps(load8(r + s + i), x0, a1);
+      a2 = _mm256_fmadd_ps(load8(r + 2 * s + i), x0, a2);
+      a3 = _mm256_fmadd_ps(load8(r + 3 * s + i), x0, a3);
+    }
+    alignas(16) float sums[4];
+    _mm_store_ps(sums, hsum4x8(_mm256_add_ps(a0, b0), _mm256_add_ps(a1, b1), _mm256_add_ps(a2, b2),
+                               _mm256_add_ps(a3, b3)));
+    for (; i < in; ++i)
+      for (int k = 0; k < 4; ++k) sums[k] += widen(r[k * s + i]) * x[i];
+    store4(y + o, _mm_load_ps(sums), accumulate);
+  }
+  for (; o < o1; ++o) {
+    const W* r = w + static_cast<std::size_t>(o) * in;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    int i = 0;
+    for (; i + 16 <= in; i += 16) {
+      a0 = _mm256_fmadd_ps(load8(r + i), _mm256_loadu_ps(x + i), a0);
+      a1 = _mm256_fmadd_ps(load8(r + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    }
+    for (; i + 8 <= in; i += 8) a0 = _mm256_fmadd_ps(load8(r + i), _mm256_loadu_ps(x + i), a0);
+    float sum = hsum8(_mm256_add_ps(a0, a1));
+    for (; i < in; ++i) sum += widen(r[i]) * x[i];
+    y[o] = accumulate ? y[o] + sum : sum;
+  }
+}
+
+/// 16 weights widened to f32; `m` masks the loaded lanes (the rest read as zero).
+template <class W>
+BATON_AVX512 __m512 load16(const W* p, __mmask16 m) {
+  if constexpr (std::is_same_v<W, f32>) {
+    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(p));
+  } else if constexpr (std::is_same_v<W, bf16>) {
+    const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+    const __mmask16 all = 0xffff;  // masked forms: GCC 12 warns on the plain ones
+    return _mm512_castsi512_ps(
+        _mm512_maskz_slli_epi32(all, _mm512_maskz_cvtepu16_epi32(all, h), 16));
+  } else {
+    return _mm512_maskz_cvtph_ps(0xffff, _mm256_maskz_loadu_epi16(m, p));
+  }
+}
+
+/// A 16-lane vector's two halves added (the AVX2 reductions take it from there). The zero-
+/// masked extracts: GCC 12 warns (-Wuninitialized) on the plain ones and on the cast, which
+/// pass an undefined vector through.
+BATON_AVX512 __m256 fold16(__m512 v) {
+  const __m512d d = _mm512_castps_pd(v);
+  return _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 0)),
+                       _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 1)));
+}
+
+template <class W>
+__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))) void rows_avx512(
+    const W* w, const float* x, int in, int o0, int o1, float* y, bool accumulate) {
+  const __mmask16 all = 0xffff;
+  int o = o0;
+  // Four rows at a time, as in rows_avx2; the tail of each row through masked loads.
+  for (; o + 4 <= o1; o += 4) {
+    const W* r = w + static_cast<std::size_t>(o) * in;
+    const std::size_t s = static_cast<std::size_t>(in);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m512 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int i = 0;
+    for (; i + 32 <= in; i += 32) {
+      const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
+      a0 = _mm512_fmadd_ps(load16(r + i, all), x0, a0);
+      b0 = _mm512_fmadd_ps(load16(r + i + 16, all), x1, b0);
+      a1 = _mm512_fmadd_ps(load16(r + s + i, all), x0, a1);
+      b1 = _mm512_fmadd_ps(load16(r + s + i + 16, all), x1, b1);
+      a2 = _mm512_fmadd_ps(load16(r + 2 * s + i, all), x0, a2);
+      b2 = _mm512_fmadd_ps(load16(r + 2 * s + i + 16, all), x1, b2);
+      a3 = _mm512_fmadd_ps(load16(r + 3 * s + i, all), x0, a3);
+      b3 = _mm512_fmadd_ps(load16(r + 3 * s + i + 16, all), x1, b3);
+    }
+    for (; i < in; i += 16) {
+      const int left = in - i;
+      const __mmask16 m = left >= 16 ? all : static_cast<__mmask16>((1u << left) - 1u);
+      const __m512 x0 = _mm512_maskz_loadu_ps(m, x + i);
+      a0 = _mm512_fmadd_ps(load16(r + i, m), x0, a0);
+      a1 = _mm512_fmadd_ps(load16(r + s + i, m), x0, a1);
+      a2 = _mm512_fmadd_ps(load16(r + 2 * s + i, m), x0, a2);
+      a3 = _mm512_fmadd_ps(load16(r + 3 * s + i, m), x0, a3);
+    }
+    store4(y + o,
+           hsum4x8(fold16(_mm512_add_ps(a0, b0)), fold16(_mm512_add_ps(a1, b1)),
+                   fold16(_mm512_add_ps(a2, b2)), fold16(_mm512_add_ps(a3, b3))),
+           accumulate);
+  }
+  for (; o < o1; ++o) {
+    const W* r = w + static_cast<std::size_t>(o) * in;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    int i = 0;
+    for (; i + 32 <= in; i += 32) {
+      a0 = _mm512_fmadd_ps(load16(r + i, all), _mm512_loadu_ps(x + i), a0);
+      a1 = _mm512_fmadd_ps(load16(r + i + 16, all), _mm512_loadu_ps(x + i + 16), a1);
+    }
+    for (; i < in; i += 16) {
+      const int left = in - i;
+      const __mmask16 m = left >= 16 ? all : static_cast<__mmask16>((1u << left) - 1u);
+      a0 = _mm512_fmadd_ps(load16(r + i, m), _mm512_maskz_loadu_ps(m, x + i), a0);
+    }
+    const float sum = hsum8(fold16(_mm512_add_ps(a0, a1)));
+    y[o] = accumulate ? y[o] + sum : sum;
+  }
+}
+
+#undef BATON_AVX2
+#undef BATON_AVX512
+
+}  // namespace detail
+#endif
+
+/// y[o] (= or +=) W[o, 0:in] · x for o in [o0, o1), with the kernels of `isa` (which the CPU
+/// must support: see cpu_supports).
+template <StorageType W>
+void gemv_rows(Isa isa, const W* w, const float* x, int in, int o0, int o1, float* y,
+               bool accumulate) {
+#if BATON_HOST_SIMD_X86
+  if (isa == Isa::avx512) return detail::rows_avx512(w, x, in, o0, o1, y, accumulate);
+  if (isa == Isa::avx2) return detail::rows_avx2(w, x, in, o0, o1, y, accumulate);
+#endif
+  BATON_CHECK(isa == Isa::portable, usage_error, "host_simd: kernels ", isa_name(isa),
+              " were not compiled for this platform");
+  for (int o = o0; o < o1; ++o) {
+    const float v = kernels::dot_row(w + static_cast<std::size_t>(o) * in, x, in);
+    y[o] = accumulate ? y[o] + v : v;
+  }
+}
+
+}  // namespace baton::host_simd
