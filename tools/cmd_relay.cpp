@@ -140,7 +140,7 @@ int cmd_relay(int argc, char** argv) {
     std::cout << kUsage << cli::backend_usage();
     return 0;
   }
-  const cli::BackendChoice backend = cli::resolve_backend(a.backend);
+  [[maybe_unused]] const cli::BackendChoice backend = cli::resolve_backend(a.backend);
   RelaySpec spec = load_relay_spec(a.config);
   std::optional<Tokenizer> tok;
   if (spec.tokenizer) {
