@@ -169,6 +169,32 @@ TEST_CASE("regex target string: full match against the module path") {
   CHECK_FALSE(mlp.targets(4, LoraTarget::o));
 }
 
+TEST_CASE("regexes from a file: Python syntax, linear-time matching, unsupported syntax named") {
+  json j = typical();
+  // Python's named groups, as PEFT users may write them.
+  j["target_modules"] = R"(.*\.(?P<proj>q|k)_proj)";
+  const AdapterConfig named = parse(j);
+  CHECK(named.targets(3, LoraTarget::k));
+  CHECK_FALSE(named.targets(3, LoraTarget::v));
+  // Patterns that take a backtracking engine exponential time on a non-matching path: each
+  // is answered at once (an automaton reads the path once).
+  for (const char* slow : {"(.*.*)*x", "((a|.)*)*x", "(.+.+)+\\.lm_head"}) {
+    CAPTURE(slow);
+    j["target_modules"] = slow;
+    const AdapterConfig c = parse(j);
+    CHECK_FALSE(c.targets(7, LoraTarget::q));
+  }
+  j["target_modules"] = ".*(?=q_proj)q_proj";  // look-ahead: rejected with the reason
+  EXPECT_ERROR(config_error, parse(j), kSrc, "'target_modules'", "look");
+  j["target_modules"] = ".*q_proj**";  // Python: "multiple repeat"
+  EXPECT_ERROR(config_error, parse(j), kSrc, "'target_modules'", "multiple repeat");
+  j["target_modules"] = "(.{1000}){1000}";  // an automaton too big to build
+  EXPECT_ERROR(config_error, parse(j), kSrc, "'target_modules'", "states");
+  j = typical();
+  j["rank_pattern"] = {{"(?P<p>up|down)_proj", 2}};
+  CHECK(parse(j).rank_for(0, LoraTarget::down) == 2);
+}
+
 TEST_CASE("all-linear targets the seven projections of every layer") {
   json j = typical();
   j["target_modules"] = "all-linear";

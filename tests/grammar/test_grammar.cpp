@@ -182,6 +182,9 @@ TEST_CASE("regex: errors say where and why") {
   EXPECT_ERROR(grammar_error, dfa_of("\\bword"), "assertion");
   EXPECT_ERROR(grammar_error, dfa_of("(?i)abc"), "inline flags");
   EXPECT_ERROR(grammar_error, dfa_of("a++"), "possessive");
+  EXPECT_ERROR(grammar_error, dfa_of("a**"), "offset 2", "multiple repeat");
+  EXPECT_ERROR(grammar_error, dfa_of("a{2}{3}"), "offset 4", "multiple repeat");
+  EXPECT_ERROR(grammar_error, dfa_of("a*?+"), "possessive");
   EXPECT_ERROR(grammar_error, dfa_of("\\q"), "unknown escape");
   EXPECT_ERROR(grammar_error, dfa_of("\\x{D800}"), "surrogate");
   EXPECT_ERROR(grammar_error, dfa_of("[[:alpha:]]"), "POSIX");

@@ -79,6 +79,8 @@ void utf8_range_sequences(char32_t lo, char32_t hi, Emit&& emit) {
 
 class NfaBuilder {
  public:
+  explicit NfaBuilder(std::size_t max_states) : max_states_(max_states) {}
+
   Nfa build(const RegexNode& root) {
     const auto [s, e] = fragment(root);
     nfa_.start = s;
@@ -92,8 +94,8 @@ class NfaBuilder {
   };
 
   std::int32_t new_state() {
-    BATON_CHECK(nfa_.states.size() < kMaxNfaStates, grammar_error,
-                "grammar too large: its automaton needs more than ", kMaxNfaStates,
+    BATON_CHECK(nfa_.states.size() < max_states_, grammar_error,
+                "grammar too large: its automaton needs more than ", max_states_,
                 " states (lower the repetition counts or string lengths)");
     nfa_.states.emplace_back();
     return static_cast<std::int32_t>(nfa_.states.size() - 1);
@@ -175,12 +177,15 @@ class NfaBuilder {
     return {s, e};
   }
 
+  std::size_t max_states_;
   Nfa nfa_;
 };
 
 }  // namespace detail
 
-/// The byte-level NFA of `root`.
-inline Nfa build_nfa(const RegexNode& root) { return detail::NfaBuilder().build(root); }
+/// The byte-level NFA of `root`; grammar_error when it would need `max_states` or more states.
+inline Nfa build_nfa(const RegexNode& root, std::size_t max_states = kMaxNfaStates) {
+  return detail::NfaBuilder(max_states).build(root);
+}
 
 }  // namespace baton::grammar

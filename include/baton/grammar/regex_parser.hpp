@@ -84,24 +84,27 @@ class RegexParser {
     return RegexNode::seq(std::move(items));
   }
 
+  // One quantifier per atom, as in Python's re and PCRE: `a**` or `a{2}{3}` is an error
+  // ("multiple repeat"), which also keeps the syntax tree as shallow as the group nesting.
   RegexNode quantified(RegexNode n) {
-    for (;;) {
-      int min = 0, max = 0;
-      if (peek('*')) {
-        min = 0, max = -1, ++i_;
-      } else if (peek('+')) {
-        min = 1, max = -1, ++i_;
-      } else if (peek('?')) {
-        min = 0, max = 1, ++i_;
-      } else if (peek('{')) {
-        counted(min, max);
-      } else {
-        return n;
-      }
-      if (peek('?')) ++i_;  // lazy: the same language
-      if (peek('+')) fail(i_, "possessive quantifiers are not supported");
-      n = RegexNode::repeated(std::move(n), min, max);
+    int min = 0, max = 0;
+    if (peek('*')) {
+      min = 0, max = -1, ++i_;
+    } else if (peek('+')) {
+      min = 1, max = -1, ++i_;
+    } else if (peek('?')) {
+      min = 0, max = 1, ++i_;
+    } else if (peek('{')) {
+      counted(min, max);
+    } else {
+      return n;
     }
+    if (peek('?')) ++i_;  // lazy: the same language
+    if (peek('+')) fail(i_, "possessive quantifiers are not supported");
+    if (peek('*') || peek('+') || peek('?') || peek('{')) {
+      fail(i_, "multiple repeat (a quantifier after a quantifier; group the first one)");
+    }
+    return RegexNode::repeated(std::move(n), min, max);
   }
 
   // `{m}`, `{m,}`, `{m,n}` at i_. A brace that is not a valid count is an error rather than

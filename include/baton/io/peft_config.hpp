@@ -8,9 +8,11 @@
 /// ("model.layers.3.self_attn.q_proj") when it equals it or ends with "." + name; a string
 /// is a regex that must match the whole path; rank_pattern / alpha_pattern keys are regex
 /// fragments tried in file order, a key matching when the path ends with it at a '.'
-/// boundary (PEFT: re.match(rf"(.*\.)?({key})$", path)). Regexes use std::regex (ECMAScript),
-/// which agrees with Python's re on the patterns PEFT users write (alternation, classes,
-/// repetition); Python-only syntax such as (?P<name>...) is rejected as an invalid regex.
+/// boundary (PEFT: re.match(rf"(.*\.)?({key})$", path)). Regexes run on grammar::PathRegex:
+/// the Python `re` syntax PEFT users write (alternation, classes, groups including
+/// (?P<name>...), repetition), matched by an automaton in linear time, so no pattern in a file
+/// can hang the loader; look-around, back-references and inline flags are rejected by name.
+/// `\d \w \s` are ASCII classes (module paths are ASCII).
 ///
 /// Options that change what the adapter computes and that baton does not implement (DoRA,
 /// modules_to_save, fan_in_fan_out, biases, layer replication, ...) are rejected by name.
@@ -23,7 +25,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/grammar/path_regex.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/io/lora_target.hpp"
 
@@ -39,8 +41,8 @@ namespace baton::io {
 namespace detail {
 /// Compiled forms of an AdapterConfig's regexes (shared, immutable once built).
 struct AdapterMatchers {
-  std::regex target;                    ///< the target_modules regex (regex kind only)
-  std::vector<std::regex> rank, alpha;  ///< parallel to rank/alpha_pattern_order
+  grammar::PathRegex target;                    ///< target_modules (regex kind only)
+  std::vector<grammar::PathRegex> rank, alpha;  ///< parallel to rank/alpha_pattern_order
 };
 }  // namespace detail
 
@@ -86,7 +88,7 @@ struct AdapterConfig {
       case TargetKind::all_linear:
         return true;
       case TargetKind::regex:
-        return std::regex_match(path, get()->target);
+        return get()->target.full_match(path);
       case TargetKind::list:
         break;
     }
@@ -102,7 +104,7 @@ struct AdapterConfig {
     const std::string path = module_path(layer, t);
     const auto m = get();
     for (std::size_t i = 0; i < rank_pattern_order.size(); ++i) {
-      if (std::regex_match(path, m->rank[i])) return rank_pattern.at(rank_pattern_order[i]);
+      if (m->rank[i].full_match(path)) return rank_pattern.at(rank_pattern_order[i]);
     }
     return r;
   }
@@ -112,7 +114,7 @@ struct AdapterConfig {
     const std::string path = module_path(layer, t);
     const auto m = get();
     for (std::size_t i = 0; i < alpha_pattern_order.size(); ++i) {
-      if (std::regex_match(path, m->alpha[i])) return alpha_pattern.at(alpha_pattern_order[i]);
+      if (m->alpha[i].full_match(path)) return alpha_pattern.at(alpha_pattern_order[i]);
     }
     return lora_alpha;
   }
@@ -148,12 +150,12 @@ struct AdapterConfig {
            path[path.size() - entry.size() - 1] == '.';
   }
 
-  std::regex compile_one(const std::string& pattern, const char* field) const {
+  grammar::PathRegex compile_one(const std::string& pattern, const char* field) const {
     try {
-      return std::regex(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
+      return grammar::PathRegex(pattern);
+    } catch (const grammar_error& e) {
       BATON_FAIL(config_error, source, ": field '", field, "' holds \"", pattern,
-                 "\", which is not a valid (ECMAScript) regex: ", e.what());
+                 "\", which is not a regex baton supports: ", e.what());
     }
   }
 
@@ -357,7 +359,7 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
   if (c.target_kind == AdapterConfig::TargetKind::regex) {
     // A regex may reach modules outside the decoder layers; PEFT would adapt them.
     for (const char* outside : {"lm_head", "model.embed_tokens", "model.norm"}) {
-      BATON_CHECK(!std::regex_match(std::string(outside), c.matchers->target), config_error, source,
+      BATON_CHECK(!c.matchers->target.full_match(outside), config_error, source,
                   ": target_modules regex \"", c.target_regex, "\" matches module '", outside,
                   "', which baton does not adapt");
     }
