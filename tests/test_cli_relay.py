@@ -166,6 +166,20 @@ if rc == 0:
     check(rc == 0 and got and want[0] not in got and max(got) < 258,
           f"a deny set in the file keeps its tokens out ({err.strip()})")
 
+    # Output past the tokenizer's 258 ids (qwen-c has 384): every id the tokenizer has is
+    # denied, so the model picks from the rest. The ids come back; the text leaves them out, as
+    # Hugging Face's decode does, instead of failing the run.
+    pad_spec = json.loads(json.dumps(text_spec))
+    pad_spec["stages"][0]["interceptors"] = [{"deny_tokens": list(range(0, 258))}]
+    pad_cfg = os.path.join(work, "pad-relay.json")
+    json.dump(pad_spec, open(pad_cfg, "w"))
+    rc, out, err = run("relay", "--config", pad_cfg, question, "--json")
+    st = json.loads(out)["stages"][0] if rc == 0 else {}
+    check(rc == 0 and len(st["ids"]) == 6 and min(st["ids"]) >= 258 and st["text"] == "",
+          f"ids past the tokenizer: exit 0, exact ids, no text for them ({err.strip()})")
+    rc, out, err = run("relay", "--config", pad_cfg, question)
+    check(rc == 0 and "verdict" in out, f"the same in plain output ({err.strip()})")
+
 # --- errors ----------------------------------------------------------------------------------
 bad = dict(spec)
 bad["stages"] = [dict(s) for s in spec["stages"]]

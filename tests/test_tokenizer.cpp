@@ -84,6 +84,11 @@ TEST_CASE("decode, skip_special and the incremental decoder") {
   CHECK(tok.decode(ids, true) == "the and");
   CHECK(tok.decode(Ids{276}) == "fix");  // normalized tokens decode to their normalized form
   CHECK(error_of([&] { (void)tok.decode(Ids{5000}); }).find("5000") != std::string::npos);
+  // decode_known leaves out the ids the tokenizer lacks (Hugging Face's decode), wherever they
+  // stand, and keeps skip_special.
+  CHECK(tok.decode_known(Ids{5000, 269, 116, 9999, 257, 262, 270, -1}) == "<s>the and</s>");
+  CHECK(tok.decode_known(Ids{269, 5000, 116, 257}, true) == "the");
+  CHECK(tok.decode_known(Ids{5000}).empty());
 
   auto inc = tok.incremental_decoder();
   CHECK(inc.feed(116) == "t");

@@ -210,7 +210,7 @@ int cmd_generate(int argc, char** argv) {
     std::cout << "],\"backend\":\"" << cli::backend_name(backend) << "\"";
     if (tok)
       std::cout << ",\"text\":"
-                << nlohmann::json(text::replace_invalid_utf8(tok->decode(g.ids))).dump();
+                << nlohmann::json(text::replace_invalid_utf8(tok->decode_known(g.ids))).dump();
     if (a.logits) {
       std::cout << ",\"logits\":[";
       for (std::size_t i = 0; i < g.first_logits.size(); ++i) {

@@ -117,7 +117,7 @@ void print_trace(const StageRun& s, const std::optional<Tokenizer>& tok) {
     std::printf("  %5d %6d %7d %4s %10.3f %9.3f", row.step, row.position, row.token,
                 row.skipped ? "yes" : "-", row.start_ms, row.step_ms);
     if (tok) {
-      const nlohmann::json text = tok->decode(std::vector<std::int32_t>{row.token});
+      const nlohmann::json text = tok->decode_known(std::vector<std::int32_t>{row.token});
       std::printf("  %s",
                   text.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     }
@@ -190,7 +190,7 @@ int cmd_relay(int argc, char** argv) {
                           {"skipped", s.skipped},
                           {"host_waits", s.host_waits}};
       if (!s.stopped_by.empty()) j["stopped_by"] = s.stopped_by;
-      if (tok) j["text"] = tok->decode(s.ids);
+      if (tok) j["text"] = tok->decode_known(s.ids);
       if (a.trace) {
         j["trace"] = nlohmann::json::array();
         for (const TraceRow& row : s.trace)
@@ -212,7 +212,7 @@ int cmd_relay(int argc, char** argv) {
     std::cout << "[cycle " << s.cycle << "] " << s.name << " (" << s.input_tokens << " in, "
               << s.ids.size() << " out, " << s.ms << " ms):";
     if (tok) {
-      std::cout << " " << tok->decode(s.ids) << "\n";
+      std::cout << " " << tok->decode_known(s.ids) << "\n";
     } else {
       for (std::int32_t id : s.ids) std::cout << " " << id;
       std::cout << "\n";

@@ -136,6 +136,18 @@ class Tokenizer {
     return out;
   }
 
+  /// decode() of the ids the tokenizer has, the others left out, as Hugging Face's decode
+  /// does: for showing model output, whose vocabulary may be larger than the tokenizer's
+  /// (checkpoints pad their embedding rows; an untrained or fine-tuned model can pick those).
+  std::string decode_known(std::span<const std::int32_t> ids, bool skip_special = false) const {
+    std::string out;
+    out.reserve(ids.size() * 4);
+    for (const std::int32_t id : ids) {
+      if (contains_id(id)) core_->append_token_bytes(id, skip_special, out);
+    }
+    return out;
+  }
+
   /// The id of a token string (vocabulary or added token), as it is spelled in the file.
   std::optional<std::int32_t> token_to_id(std::string_view token) const {
     const auto& c = *core_;
