@@ -11,7 +11,8 @@
 /// alternation, `* + ? {m} {m,} {m,n}` (a trailing `?`, lazy, changes nothing for a whole
 /// match and is accepted), `^` at the very start and `$` at the very end (no-ops).
 /// Rejected with the offset and the reason: look-around, back-references, word boundaries,
-/// inline flags, possessive quantifiers, repetition counts above kMaxRepeat.
+/// inline flags, possessive quantifiers, a quantifier right after another (`a**`: Python's
+/// "multiple repeat"), repetition counts above kMaxRepeat.
 #pragma once
 
 #include <cctype>
