@@ -74,6 +74,16 @@ inline bool cpu_supports(Isa i) {
 #endif
 }
 
+/// Whether this CPU runs AVX512-BF16's dot products (vdpbf16ps), which prefill's opt-in bf16
+/// GEMM kernel needs beside the avx512 family (HostContextOptions::bf16_products).
+inline bool cpu_supports_bf16_products() {
+#if BATON_HOST_SIMD_X86
+  return cpu_supports(Isa::avx512) && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 /// The fastest family this CPU runs.
 inline Isa best_isa() {
   if (cpu_supports(Isa::avx512)) return Isa::avx512;
