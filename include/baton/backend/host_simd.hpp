@@ -18,7 +18,9 @@
 /// 16-bit weights are widened to f32 in registers (bf16: a 16-bit shift; f16: the F16C/AVX-512
 /// conversion) and multiplied with the f32 activations, accumulating in f32: the products are
 /// those of the portable kernel, only the order of the additions differs (relative 1e-6).
-/// AVX512-BF16's dot product is not used: it would round the activations to bf16 as well.
+/// AVX512-BF16's dot product is not used here: it would round the activations to bf16 as well,
+/// and decode waits on memory, not on multiply-adds (prefill's opt-in kernel in host_gemm.hpp
+/// uses it).
 /// Host only: never included from .cu files.
 #pragma once
 
