@@ -25,10 +25,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,7 +70,8 @@ struct Options {
   int threads = 0;  ///< 0: OpenMP's default
   std::size_t stream_mib = 1024;
   bool bandwidth = true;
-  bool pool = true;  ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
+  bool pool = true;            ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
+  bool bf16_products = false;  ///< HostContextOptions::bf16_products (--bf16-products)
   std::vector<std::string> storages = {"bf16", "f32"};  ///< in this order
   RandomModelShape shape;  ///< the random model's (benchmarks/random_model.hpp)
 };
@@ -155,7 +158,10 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
-  HostContext ctx({.threads = o.threads});
+  // bf16 products apply to bf16 weights only; the context refuses them on a CPU without them
+  HostContext ctx({.threads = o.threads,
+                   .isa = o.bf16_products ? std::optional(host_simd::Isa::avx512) : std::nullopt,
+                   .bf16_products = o.bf16_products && std::is_same_v<S, bf16>});
   if (o.pool) ws.extras.bind(ctx);
   std::vector<std::int32_t> prompt(o.prompt);
   for (int i = 0; i < o.prompt; ++i)
@@ -223,7 +229,8 @@ int usage(const char* argv0) {
   std::cerr
       << "usage: " << argv0
       << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N]\n"
-         "       [--decode N] [--threads N] [--openmp] [--storage LIST] [--stream-mib MIB]\n"
+         "       [--decode N] [--threads N] [--openmp] [--bf16-products] [--storage LIST] "
+         "[--stream-mib MIB]\n"
          "       [--no-bandwidth] [--no-f32] [--layers N] [--hidden N] [--ffn N] [--vocab N]\n"
          "  LIST: comma-separated bf16, f16, f32 (default bf16,f32); empty: bandwidth only\n"
          "       "
@@ -278,6 +285,8 @@ int main(int argc, char** argv) try {
       o.threads = std::stoi(next());
     else if (a == "--openmp")
       o.pool = false;
+    else if (a == "--bf16-products")
+      o.bf16_products = true;
     else if (a == "--no-bandwidth")
       o.bandwidth = false;
     else if (a == "--layers")
@@ -319,6 +328,7 @@ int main(int argc, char** argv) try {
   }
   out["threads"] = omp_get_max_threads();
   out["threading"] = o.pool ? "pool" : "openmp";
+  out["bf16_products"] = o.bf16_products;
   out["kernels"] = host_simd::isa_name(host_simd::best_isa());
   out["prompt_tokens"] = o.prompt;
   out["decode_steps"] = o.decode;

@@ -4,7 +4,9 @@
 // runs, forced one by one, against a double-precision sum: shapes that are not multiples of
 // any tile (rows, columns), depth slice (kc) or vector width, f32 / bf16 / f16 weights, row
 // strides wider than the rows (the gaps must stay untouched), = and +=; on a pool of several
-// threads the result is bit-identical to one thread's.
+// threads the result is bit-identical to one thread's. The opt-in bf16-products kernel
+// (AVX512-BF16) is checked the same way against a double sum over the activations rounded to
+// bf16, which is what it multiplies: its only difference from the f32 kernel is that rounding.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -25,8 +27,10 @@ namespace {
 
 constexpr float kGap = -7.25f;  // what the stride gaps of Y hold before and after
 
+/// `bf16_products`: on a context with HostContextOptions::bf16_products (W must be bf16); the
+/// reference then rounds X to bf16 as the kernel does, and keeps the f32 kernel's tolerance.
 template <class W>
-void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng) {
+void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_products = false) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const int ldx = in + 3, ldy = out + 5;
   std::vector<W> w(static_cast<std::size_t>(out) * in);
@@ -36,7 +40,10 @@ void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng) {
   for (int t = 0; t < n; ++t)
     for (int o = 0; o < ldy; ++o)
       y[static_cast<std::size_t>(t) * ldy + o] = o < out ? u(rng) : kGap;
-  HostContext ctx({.threads = 2, .isa = isa});
+  HostContext ctx({.threads = 2, .isa = isa, .bf16_products = bf16_products});
+  const auto xval = [&](std::size_t at) -> double {
+    return bf16_products ? widen(narrow<bf16>(x[at])) : x[at];
+  };
   for (bool acc : {false, true}) {
     const std::vector<float> before = y;
     host_gemm::gemm_nt(isa, &ctx, true, x.data(), n, in, ldx, w.data(), out, y.data(), ldy, acc);
@@ -51,19 +58,21 @@ void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng) {
         double ref = acc ? before[at] : 0.0, mag = std::fabs(ref);
         for (int i = 0; i < in; ++i) {
           const double p = static_cast<double>(widen(w[static_cast<std::size_t>(o) * in + i])) *
-                           x[static_cast<std::size_t>(t) * ldx + i];
+                           xval(static_cast<std::size_t>(t) * ldx + i);
           ref += p;
           mag += std::fabs(p);
         }
         // f32 accumulation of `in` products in a few partial sums: ulps of the magnitude sum
         const bool ok = std::fabs(y[at] - ref) <= 1e-6 * mag + 1e-30;
         if (!ok && wrong < 3)
-          MESSAGE(host_simd::isa_name(isa), " ", dtype_name(dtype_of<W>), " n ", n, " in ", in,
-                  " out ", out, " acc ", acc, " [", t, ",", o, "]: ", y[at], " vs ", ref);
+          MESSAGE(host_simd::isa_name(isa), bf16_products ? "+bf16" : "", " ",
+                  dtype_name(dtype_of<W>), " n ", n, " in ", in, " out ", out, " acc ", acc, " [",
+                  t, ",", o, "]: ", y[at], " vs ", ref);
         wrong += !ok;
       }
-    CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa), " ", dtype_name(dtype_of<W>), " n ", n,
-                  " in ", in, " out ", out, " acc ", acc, ": ", wrong, " wrong");
+    CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa), bf16_products ? "+bf16" : "", " ",
+                  dtype_name(dtype_of<W>), " n ", n, " in ", in, " out ", out, " acc ", acc, ": ",
+                  wrong, " wrong");
   }
 }
 
@@ -97,6 +106,30 @@ TEST_CASE("prefill's matrix product agrees with a double sum on every ISA the CP
   }
 }
 
+TEST_CASE("prefill's bf16-products kernel agrees with a double sum over bf16-rounded X") {
+  if (!host_simd::cpu_supports_bf16_products()) {
+    MESSAGE("skipping: this CPU does not run AVX512-BF16");
+    return;
+  }
+  std::mt19937 rng(13);
+  // odd depths leave a half pair at the end of the last depth slice (kc 128)
+  for (int n : {3, 7, 9, 17})
+    for (int in : {1, 2, 9, 127, 130, 259, 520})
+      for (int out : {1, 13, 33, 70}) check_gemm<bf16>(Isa::avx512, n, in, out, rng, true);
+}
+
+TEST_CASE("a context refuses bf16 products it cannot run") {
+  for (Isa isa : {Isa::portable, Isa::avx2})
+    if (host_simd::cpu_supports(isa))
+      test::expect_error<usage_error>(
+          [&] { HostContext ctx({.threads = 1, .isa = isa, .bf16_products = true}); },
+          {"bf16_products", "AVX512-BF16"});
+  if (host_simd::cpu_supports(Isa::avx512) && !host_simd::cpu_supports_bf16_products())
+    test::expect_error<usage_error>(
+        [&] { HostContext ctx({.threads = 1, .isa = Isa::avx512, .bf16_products = true}); },
+        {"AVX512-BF16"});
+}
+
 TEST_CASE("the product does not depend on the pool's thread count") {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -105,15 +138,23 @@ TEST_CASE("the product does not depend on the pool's thread count") {
   std::vector<float> x(static_cast<std::size_t>(n) * in);
   for (auto& v : w) v = narrow<bf16>(u(rng));
   for (auto& v : x) v = u(rng);
-  for (Isa isa : runnable()) {
+  struct Path {
+    Isa isa;
+    bool bf16_products;
+  };
+  std::vector<Path> paths;
+  for (Isa isa : runnable()) paths.push_back({isa, false});
+  if (host_simd::cpu_supports_bf16_products()) paths.push_back({Isa::avx512, true});
+  for (const auto [isa, bf16p] : paths) {
     std::vector<float> one(static_cast<std::size_t>(n) * out), many(one.size());
-    HostContext serial({.threads = 1, .isa = isa}), pool({.threads = 3, .isa = isa});
+    HostContext serial({.threads = 1, .isa = isa, .bf16_products = bf16p});
+    HostContext pool({.threads = 3, .isa = isa, .bf16_products = bf16p});
     host_gemm::gemm_nt(isa, &serial, false, x.data(), n, in, in, w.data(), out, one.data(), out,
                        false);
     host_gemm::gemm_nt(isa, &pool, true, x.data(), n, in, in, w.data(), out, many.data(), out,
                        false);
     CHECK_MESSAGE(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0,
-                  host_simd::isa_name(isa));
+                  host_simd::isa_name(isa), bf16p ? "+bf16" : "");
   }
 }
 

@@ -26,6 +26,13 @@ sys.path.insert(0, str(HERE))
 import models  # noqa: E402
 
 PRECISIONS = ("f32", "f16", "bf16")
+# "bf16p": the bf16 model with baton's opt-in bf16 products in prefill (decode_bench
+# --bf16-products: activations rounded to bf16, AVX512-BF16), against llama.cpp's bf16 GGUF.
+BF16_PRODUCTS = "bf16p"
+
+
+def storage_of(precision: str) -> str:
+    return "bf16" if precision == BF16_PRODUCTS else precision
 
 
 def log(*a):
@@ -47,9 +54,10 @@ class Engines:
         self.env = dict(os.environ, OMP_NUM_THREADS=str(threads))
 
     def baton(self, hf_dir: Path, precision: str, prompt: int, decode: int, openmp=False) -> dict:
-        out = run_json([self.decode_bench, "--model", str(hf_dir), "--storage", precision,
+        extra = ["--bf16-products"] if precision == BF16_PRODUCTS else []
+        out = run_json([self.decode_bench, "--model", str(hf_dir), "--storage", storage_of(precision),
                         "--no-bandwidth", "--runs", "1", "--prompt", str(prompt), "--decode",
-                        str(decode), "--threads", str(self.threads)] + (["--openmp"] if openmp else []),
+                        str(decode), "--threads", str(self.threads)] + extra + (["--openmp"] if openmp else []),
                        self.env)
         r = out["results"][0]
         return {"prefill_tokens_per_s": r["prefill_tokens_per_s"],
@@ -105,7 +113,7 @@ def prepare_models(work: Path, names: list[str], precisions) -> dict:
             del t
             stamp.write_text("ok")
         out[name] = {"shape": s, "hf": d / "hf",
-                     "gguf": {p: d / f"{name}-{p}.gguf" for p in precisions}}
+                     "gguf": {p: d / f"{name}-{storage_of(p)}.gguf" for p in precisions}}
     return out
 
 
@@ -140,7 +148,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default="qwen2-155m,llama-106m")
-    ap.add_argument("--precisions", default="f32,f16,bf16")
+    ap.add_argument("--precisions", default="f32,f16,bf16",
+                    help=f"of f32, f16, bf16 and {BF16_PRODUCTS} (bf16 with baton's opt-in bf16 products)")
     ap.add_argument("--busy-rounds", type=int, default=7, help="0: no busy-core condition")
     ap.add_argument("--busy-models", default="qwen2-155m")
     ap.add_argument("--stream-mib", type=int, default=512)

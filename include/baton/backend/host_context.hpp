@@ -25,19 +25,33 @@ struct HostContextOptions {
   int threads = 0;                     ///< 0: std::thread::hardware_concurrency()
   std::optional<host_simd::Isa> isa;   ///< unset: the best the CPU runs; set: forced
   std::chrono::microseconds spin{50};  ///< how long idle threads spin before sleeping
+  /// Prefill's products with bf16 weights round the activations to bf16 and multiply in pairs
+  /// (AVX512-BF16, vdpbf16ps): twice the multiply-adds per instruction, but each activation
+  /// carries a relative rounding error up to 2^-9 (see host_gemm.hpp). Needs isa avx512 and a
+  /// CPU with AVX512-BF16; off by default, since the f32 products are the reference.
+  bool bf16_products = false;
 };
 
 class HostContext {
  public:
   explicit HostContext(HostContextOptions o = {})
-      : isa_(o.isa.value_or(host_simd::best_isa())), pool_(threads_of(o), o.spin) {
+      : isa_(o.isa.value_or(host_simd::best_isa())),
+        bf16_products_(o.bf16_products),
+        pool_(threads_of(o), o.spin) {
     BATON_CHECK(host_simd::cpu_supports(isa_), usage_error, "HostContext: isa ",
                 host_simd::isa_name(isa_), " requested, but this CPU does not run it");
+    BATON_CHECK(!bf16_products_ ||
+                    (isa_ == host_simd::Isa::avx512 && host_simd::cpu_supports_bf16_products()),
+                usage_error, "HostContext: bf16_products requested with isa ",
+                host_simd::isa_name(isa_),
+                ", but it needs isa avx512 on a CPU with AVX512-BF16 (vdpbf16ps)");
   }
 
   ThreadPool& pool() noexcept { return pool_; }
   host_simd::Isa isa() const noexcept { return isa_; }
   int threads() const noexcept { return pool_.size(); }
+  /// Whether prefill's bf16 products run on vdpbf16ps (HostContextOptions::bf16_products).
+  bool bf16_products() const noexcept { return bf16_products_; }
 
  private:
   static int threads_of(const HostContextOptions& o) {
@@ -46,6 +60,7 @@ class HostContext {
     return h == 0 ? 1 : static_cast<int>(h);
   }
   host_simd::Isa isa_;
+  bool bf16_products_;
   ThreadPool pool_;
 };
 

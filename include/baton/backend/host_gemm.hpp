@@ -16,6 +16,12 @@
 /// Kernels (broadcast one X value, FMA against NR packed weights):
 ///   avx512: 8 x 32 (16 zmm accumulators), kc 128;  avx2: 6 x 16 (12 ymm), kc 256;
 ///   portable: 4 x 8 plain loops (the baseline build vectorizes them with SSE2), kc 512.
+///   avx512 + bf16 products (opt-in, HostContextOptions::bf16_products; bf16 weights only):
+///     8 x 32 with vdpbf16ps (AVX512-BF16), kc 128. The panel keeps the weights' own bf16 bits
+///     in pairs of consecutive inputs ([kc/2][NR] 32-bit words: nothing is widened), each tile
+///     rounds its token rows to bf16 once per depth slice, and one instruction adds two
+///     products per lane: twice the multiply-adds of the f32 kernel. The activations' rounding
+///     (relative 2^-9 each) is why it is a choice and not the default.
 /// Partial tiles: missing token rows read the last row and write to a dummy row; missing
 /// columns are zero in the panel and masked on store. As in host_simd.hpp, vectors never cross
 /// a function boundary whose target differs, so the build stays free of -Wpsabi notes.
@@ -43,6 +49,8 @@ namespace detail {
 /// The portable kernel: C[MR rows][nr] (= or +=) A-rows[:, 0:kc] · panel[kc][NR].
 struct PortableKernel {
   static constexpr int MR = 4, NR = 8, KC = 512;
+  using Panel = float;  ///< a packed panel's element: [kc][NR] widened weights
+  static constexpr bool kPairs = false;
   static void run(int kc, const float* const* a, const float* b, float* const* c, int nr,
                   bool add) {
     float acc[MR][NR] = {};
@@ -61,9 +69,13 @@ struct PortableKernel {
 #if BATON_HOST_SIMD_X86
 #define BATON_GEMM_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define BATON_GEMM_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+#define BATON_GEMM_AVX512_BF16 \
+  __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512bf16")))
 
 struct Avx2Kernel {
   static constexpr int MR = 6, NR = 16, KC = 256;
+  using Panel = float;
+  static constexpr bool kPairs = false;
   BATON_GEMM_AVX2 static void run(int kc, const float* const* a, const float* b, float* const* c,
                                   int nr, bool add) {
     __m256 acc[MR][2];
@@ -96,8 +108,29 @@ struct Avx2Kernel {
   }
 };
 
+/// C[8 rows][nr] (= or +=) acc, the columns past nr left untouched (both 8 x 32 kernels).
+__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline void
+store_tile_8x32(__m512 (&acc)[8][2], float* const* c, int nr, bool add) {
+  const auto mask = [](int cols) -> __mmask16 {
+    return cols >= 16 ? __mmask16(0xffff) : cols <= 0 ? __mmask16(0) : __mmask16((1u << cols) - 1u);
+  };
+  const __mmask16 m0 = mask(nr), m1 = mask(nr - 16);
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    __m512 r0 = acc[i][0], r1 = acc[i][1];
+    if (add) {
+      r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, c[i]));
+      r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, c[i] + 16));
+    }
+    _mm512_mask_storeu_ps(c[i], m0, r0);
+    _mm512_mask_storeu_ps(c[i] + 16, m1, r1);
+  }
+}
+
 struct Avx512Kernel {
   static constexpr int MR = 8, NR = 32, KC = 128;
+  using Panel = float;
+  static constexpr bool kPairs = false;
   BATON_GEMM_AVX512 static void run(int kc, const float* const* a, const float* b, float* const* c,
                                     int nr, bool add) {
     __m512 acc[MR][2];
@@ -115,22 +148,53 @@ struct Avx512Kernel {
         acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
       }
     }
-    const auto mask = [](int cols) -> __mmask16 {
-      return cols >= 16  ? __mmask16(0xffff)
-             : cols <= 0 ? __mmask16(0)
-                         : __mmask16((1u << cols) - 1u);
+    store_tile_8x32(acc, c, nr, add);
+  }
+};
+
+/// The 8 x 32 kernel on bf16 pairs (vdpbf16ps): b is the panel of pair words (see
+/// pack_pairs), ab the tile's token rows rounded to bf16 pairs by round_rows (once per tile
+/// and depth slice, for all the panels of a block).
+struct Avx512Bf16Kernel {
+  static constexpr int MR = 8, NR = 32, KC = 128;
+  using Panel = std::uint32_t;  ///< two bf16 weights (inputs 2p, 2p + 1) of one column
+  using Rows = std::uint32_t[MR][KC / 2];
+  static constexpr bool kPairs = true;
+  static_assert(KC % 32 == 0, "host_gemm: the bf16 kernel rounds a depth slice 32 at a time");
+
+  /// ab[i][p] = bf16(a[i][2p]) | bf16(a[i][2p + 1]) << 16, nearest even; zero past kc.
+  BATON_GEMM_AVX512_BF16 static void round_rows(int kc, const float* const* a, Rows& ab) {
+    const auto mask = [&](int at) -> __mmask16 {
+      const int left = kc - at;
+      return left >= 16  ? __mmask16(0xffff)
+             : left <= 0 ? __mmask16(0)
+                         : __mmask16((1u << left) - 1u);
     };
-    const __mmask16 m0 = mask(nr), m1 = mask(nr - 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      __m512 r0 = acc[i][0], r1 = acc[i][1];
-      if (add) {
-        r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, c[i]));
-        r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, c[i] + 16));
+    for (int i = 0; i < MR; ++i)
+      for (int k = 0; k < kc; k += 32) {
+        const __m512 lo = _mm512_maskz_loadu_ps(mask(k), a[i] + k);
+        const __m512 hi = _mm512_maskz_loadu_ps(mask(k + 16), a[i] + k + 16);
+        _mm512_store_si512(&ab[i][k / 2], (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
       }
-      _mm512_mask_storeu_ps(c[i], m0, r0);
-      _mm512_mask_storeu_ps(c[i] + 16, m1, r1);
+  }
+
+  BATON_GEMM_AVX512_BF16 static void run(int kc, const Rows& ab, const std::uint32_t* b,
+                                         float* const* c, int nr, bool add) {
+    __m512 acc[MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    const int pairs = (kc + 1) / 2;
+    for (int p = 0; p < pairs; ++p, b += NR) {
+      const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b);
+      const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + 16);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m512bh ai = (__m512bh)_mm512_set1_epi32(static_cast<int>(ab[i][p]));
+        acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+        acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+      }
     }
+    store_tile_8x32(acc, c, nr, add);
   }
 };
 
@@ -161,7 +225,42 @@ BATON_GEMM_AVX2 void pack8x8(const W* const* rows, int k, float* dst, int ld) {
 
 #undef BATON_GEMM_AVX2
 #undef BATON_GEMM_AVX512
+#undef BATON_GEMM_AVX512_BF16
 #endif
+
+/// One micro-panel of bf16 pairs: dst[p][j] = W[o0 + j][k0 + 2p] | W[o0 + j][k0 + 2p + 1] << 16
+/// (the bits as stored), for 2p < kc, j < NR; zero for j >= nr and for the input past an odd
+/// kc, so padded lanes add nothing.
+template <int NR>
+void pack_pairs(const bf16* w, int in, int o0, int nr, int k0, int kc, std::uint32_t* dst) {
+  const int pairs = (kc + 1) / 2;
+  int pdone = 0;
+#if BATON_HOST_SIMD_X86
+  // Full panels, whole pairs: the pair words of each row are its 32-bit words, so the panel is
+  // their 8 x 8 transpose, moved as floats (pack8x8<f32> moves bits, it computes nothing).
+  if (nr == NR) {
+    std::array<const float*, NR> rows{};
+    for (int j = 0; j < NR; ++j)
+      rows[j] = reinterpret_cast<const float*>(w + static_cast<std::size_t>(o0 + j) * in + k0);
+    float* d = reinterpret_cast<float*>(dst);
+    for (; pdone + 8 <= kc / 2; pdone += 8)
+      for (int j = 0; j < NR; j += 8) pack8x8(rows.data() + j, pdone, d + pdone * NR + j, NR);
+  }
+#endif
+  for (int j = 0; j < NR; ++j) {
+    std::uint32_t* d = dst + j;
+    if (j >= nr) {
+      for (int p = pdone; p < pairs; ++p) d[static_cast<std::size_t>(p) * NR] = 0;
+      continue;
+    }
+    const bf16* row = w + static_cast<std::size_t>(o0 + j) * in + k0;
+    for (int p = pdone; p < pairs; ++p) {
+      const std::uint32_t lo = row[2 * p].bits;
+      const std::uint32_t hi = 2 * p + 1 < kc ? row[2 * p + 1].bits : 0u;
+      d[static_cast<std::size_t>(p) * NR] = lo | hi << 16;
+    }
+  }
+}
 
 /// One micro-panel: dst[k][j] = widen(W[o0 + j][k0 + k]) for k < kc, j < NR (zero for
 /// j >= nr). With `simd`, full 8 x 8 blocks go through pack8x8 (the CPU runs AVX2).
@@ -196,7 +295,9 @@ void gemm(HostContext* ctx, bool parallel, bool simd_pack, const float* x, int n
   static_assert(kBlockCols % K::NR == 0, "host_gemm: a block must hold whole micro-panels");
   const long blocks = (out + kBlockCols - 1) / kBlockCols;
   host_ops::parallel_ranges(ctx, blocks, parallel, [&](long b0, long b1) {
-    alignas(64) std::array<float, static_cast<std::size_t>(K::KC) * kBlockCols> packed;
+    // a panel's elements: K::KC * NR widened weights, or half as many pair words
+    constexpr std::size_t kPanel = static_cast<std::size_t>(K::KC) * K::NR / (K::kPairs ? 2 : 1);
+    alignas(64) std::array<typename K::Panel, kPanel*(kBlockCols / K::NR)> packed;
     alignas(64) std::array<float, K::NR> dummy{};  // where missing token rows are written
     const float* a[K::MR];
     float* c[K::MR];
@@ -207,19 +308,43 @@ void gemm(HostContext* ctx, bool parallel, bool simd_pack, const float* x, int n
       for (int k0 = 0; k0 < in; k0 += K::KC) {
         const int kc = std::min(K::KC, in - k0);
         const bool add = accumulate || k0 > 0;
-        for (int p = 0; p < panels; ++p)
-          pack_panel<K::NR>(w, in, col0 + p * K::NR, std::min(K::NR, cols - p * K::NR), k0, kc,
-                            packed.data() + static_cast<std::size_t>(p) * K::KC * K::NR, simd_pack);
         for (int p = 0; p < panels; ++p) {
-          const int j0 = col0 + p * K::NR, nr = std::min(K::NR, cols - p * K::NR);
-          const float* panel = packed.data() + static_cast<std::size_t>(p) * K::KC * K::NR;
+          const int o0 = col0 + p * K::NR, nr = std::min(K::NR, cols - p * K::NR);
+          if constexpr (K::kPairs)
+            pack_pairs<K::NR>(w, in, o0, nr, k0, kc, packed.data() + p * kPanel);
+          else
+            pack_panel<K::NR>(w, in, o0, nr, k0, kc, packed.data() + p * kPanel, simd_pack);
+        }
+        // Tile t0's rows of X from this depth slice on, and of Y at column j0.
+        const auto set_tile = [&](int t0, int j0) {
+          for (int i = 0; i < K::MR; ++i) {
+            const int t = std::min(t0 + i, n - 1);
+            a[i] = x + static_cast<std::size_t>(t) * ldx + k0;
+            c[i] = t0 + i < n ? y + static_cast<std::size_t>(t0 + i) * ldy + j0 : dummy.data();
+          }
+        };
+        if constexpr (K::kPairs) {
+          // Tiles outside, panels inside: a tile's rows are rounded to bf16 once for all the
+          // block's panels (the packed block, 16 KiB, stays in L1).
+          alignas(64) typename K::Rows ab;
           for (int t0 = 0; t0 < n; t0 += K::MR) {
-            for (int i = 0; i < K::MR; ++i) {
-              const int t = std::min(t0 + i, n - 1);
-              a[i] = x + static_cast<std::size_t>(t) * ldx + k0;
-              c[i] = t0 + i < n ? y + static_cast<std::size_t>(t0 + i) * ldy + j0 : dummy.data();
+            set_tile(t0, col0);
+            K::round_rows(kc, a, ab);
+            for (int p = 0; p < panels; ++p) {
+              const int nr = std::min(K::NR, cols - p * K::NR);
+              float* cp[K::MR];
+              for (int i = 0; i < K::MR; ++i)
+                cp[i] = c[i] == dummy.data() ? c[i] : c[i] + p * K::NR;
+              K::run(kc, ab, packed.data() + p * kPanel, cp, nr, add);
             }
-            K::run(kc, a, panel, c, nr, add);
+          }
+        } else {
+          for (int p = 0; p < panels; ++p) {
+            const int j0 = col0 + p * K::NR, nr = std::min(K::NR, cols - p * K::NR);
+            for (int t0 = 0; t0 < n; t0 += K::MR) {
+              set_tile(t0, j0);
+              K::run(kc, a, packed.data() + p * kPanel, c, nr, add);
+            }
           }
         }
       }
@@ -242,6 +367,11 @@ void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x
   }
 #if BATON_HOST_SIMD_X86
   using host_simd::Isa;
+  if constexpr (std::is_same_v<W, bf16>) {
+    if (isa == Isa::avx512 && ctx != nullptr && ctx->bf16_products())
+      return detail::gemm<detail::Avx512Bf16Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y,
+                                                    ldy, accumulate);
+  }
   if (isa == Isa::avx512)
     return detail::gemm<detail::Avx512Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
                                               accumulate);

@@ -11,12 +11,16 @@
 /// Vectors never cross a function boundary whose target differs (every vector helper is
 /// always_inline into its kernel), so the build stays free of -Wpsabi notes.
 ///
-/// The SIMD kernels take four rows at a time (one x load feeds four weight streams, and the
-/// four sums fold together in a few shuffles), then the remaining rows one by one.
+/// The SIMD kernels stream one row at a time, front to back: the weights are read as one
+/// sequential stream per thread. Taking four rows at a time (one x load feeding four weight
+/// streams) halved the bf16 rate on AMD EPYC (Zen 4): four interleaved streams a row apart read
+/// 10 GB/s on one core where one stream reads 20 (docs/performance.md, "Where the time goes").
 /// 16-bit weights are widened to f32 in registers (bf16: a 16-bit shift; f16: the F16C/AVX-512
 /// conversion) and multiplied with the f32 activations, accumulating in f32: the products are
 /// those of the portable kernel, only the order of the additions differs (relative 1e-6).
-/// AVX512-BF16's dot product is not used: it would round the activations to bf16 as well.
+/// AVX512-BF16's dot product is not used here: it would round the activations to bf16 as well,
+/// and decode waits on memory, not on multiply-adds (prefill's opt-in kernel in host_gemm.hpp
+/// uses it).
 /// Host only: never included from .cu files.
 #pragma once
 
@@ -72,6 +76,16 @@ inline bool cpu_supports(Isa i) {
 #endif
 }
 
+/// Whether this CPU runs AVX512-BF16's dot products (vdpbf16ps), which prefill's opt-in bf16
+/// GEMM kernel needs beside the avx512 family (HostContextOptions::bf16_products).
+inline bool cpu_supports_bf16_products() {
+#if BATON_HOST_SIMD_X86
+  return cpu_supports(Isa::avx512) && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 /// The fastest family this CPU runs.
 inline Isa best_isa() {
   if (cpu_supports(Isa::avx512)) return Isa::avx512;
@@ -104,54 +118,10 @@ BATON_AVX2 float hsum8(__m256 v) {  // inlined into AVX-512 kernels too (a subse
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
-/// The sums of four vectors, one per lane: [sum(v0), sum(v1), sum(v2), sum(v3)].
-BATON_AVX2 __m128 hsum4x8(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
-  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(v0, v1), _mm256_hadd_ps(v2, v3));
-  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
-BATON_AVX2 void store4(float* y, __m128 s, bool accumulate) {
-  _mm_storeu_ps(y, accumulate ? _mm_add_ps(_mm_loadu_ps(y), s) : s);
-}
-
 template <class W>
 __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const W* w, const float* x, int in, int o0,
                                                         int o1, float* y, bool accumulate) {
-  int o = o0;
-  // Four rows at a time: each x vector is loaded once for four weight streams, and the four
-  // sums are folded together.
-  for (; o + 4 <= o1; o += 4) {
-    const W* r = w + static_cast<std::size_t>(o) * in;
-    const std::size_t s = static_cast<std::size_t>(in);
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-    int i = 0;
-    for (; i + 16 <= in; i += 16) {
-      const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
-      a0 = _mm256_fmadd_ps(load8(r + i), x0, a0);
-      b0 = _mm256_fmadd_ps(load8(r + i + 8), x1, b0);
-      a1 = _mm256_fmadd_ps(load8(r + s + i), x0, a1);
-      b1 = _mm256_fmadd_ps(load8(r + s + i + 8), x1, b1);
-      a2 = _mm256_fmadd_ps(load8(r + 2 * s + i), x0, a2);
-      b2 = _mm256_fmadd_ps(load8(r + 2 * s + i + 8), x1, b2);
-      a3 = _mm256_fmadd_ps(load8(r + 3 * s + i), x0, a3);
-      b3 = _mm256_fmadd_ps(load8(r + 3 * s + i + 8), x1, b3);
-    }
-    for (; i + 8 <= in; i += 8) {
-      const __m256 x0 = _mm256_loadu_ps(x + i);
-      a0 = _mm256_fmadd_ps(load8(r + i), x0, a0);
-      a1 = _mm256_fmadd_ps(load8(r + s + i), x0, a1);
-      a2 = _mm256_fmadd_ps(load8(r + 2 * s + i), x0, a2);
-      a3 = _mm256_fmadd_ps(load8(r + 3 * s + i), x0, a3);
-    }
-    alignas(16) float sums[4];
-    _mm_store_ps(sums, hsum4x8(_mm256_add_ps(a0, b0), _mm256_add_ps(a1, b1), _mm256_add_ps(a2, b2),
-                               _mm256_add_ps(a3, b3)));
-    for (; i < in; ++i)
-      for (int k = 0; k < 4; ++k) sums[k] += widen(r[k * s + i]) * x[i];
-    store4(y + o, _mm_load_ps(sums), accumulate);
-  }
-  for (; o < o1; ++o) {
+  for (int o = o0; o < o1; ++o) {
     const W* r = w + static_cast<std::size_t>(o) * in;
     __m256 a0 = _mm256_setzero_ps(), a1 = a0;
     int i = 0;
@@ -194,40 +164,7 @@ template <class W>
 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))) void rows_avx512(
     const W* w, const float* x, int in, int o0, int o1, float* y, bool accumulate) {
   const __mmask16 all = 0xffff;
-  int o = o0;
-  // Four rows at a time, as in rows_avx2; the tail of each row through masked loads.
-  for (; o + 4 <= o1; o += 4) {
-    const W* r = w + static_cast<std::size_t>(o) * in;
-    const std::size_t s = static_cast<std::size_t>(in);
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    __m512 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-    int i = 0;
-    for (; i + 32 <= in; i += 32) {
-      const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
-      a0 = _mm512_fmadd_ps(load16(r + i, all), x0, a0);
-      b0 = _mm512_fmadd_ps(load16(r + i + 16, all), x1, b0);
-      a1 = _mm512_fmadd_ps(load16(r + s + i, all), x0, a1);
-      b1 = _mm512_fmadd_ps(load16(r + s + i + 16, all), x1, b1);
-      a2 = _mm512_fmadd_ps(load16(r + 2 * s + i, all), x0, a2);
-      b2 = _mm512_fmadd_ps(load16(r + 2 * s + i + 16, all), x1, b2);
-      a3 = _mm512_fmadd_ps(load16(r + 3 * s + i, all), x0, a3);
-      b3 = _mm512_fmadd_ps(load16(r + 3 * s + i + 16, all), x1, b3);
-    }
-    for (; i < in; i += 16) {
-      const int left = in - i;
-      const __mmask16 m = left >= 16 ? all : static_cast<__mmask16>((1u << left) - 1u);
-      const __m512 x0 = _mm512_maskz_loadu_ps(m, x + i);
-      a0 = _mm512_fmadd_ps(load16(r + i, m), x0, a0);
-      a1 = _mm512_fmadd_ps(load16(r + s + i, m), x0, a1);
-      a2 = _mm512_fmadd_ps(load16(r + 2 * s + i, m), x0, a2);
-      a3 = _mm512_fmadd_ps(load16(r + 3 * s + i, m), x0, a3);
-    }
-    store4(y + o,
-           hsum4x8(fold16(_mm512_add_ps(a0, b0)), fold16(_mm512_add_ps(a1, b1)),
-                   fold16(_mm512_add_ps(a2, b2)), fold16(_mm512_add_ps(a3, b3))),
-           accumulate);
-  }
-  for (; o < o1; ++o) {
+  for (int o = o0; o < o1; ++o) {
     const W* r = w + static_cast<std::size_t>(o) * in;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0;
     int i = 0;
