@@ -58,7 +58,10 @@ class Gate {
         return out.size() >= needle_.size() &&
                std::equal(needle_.begin(), needle_.end(), out.begin());
       case Kind::contains:
-        return std::search(out.begin(), out.end(), needle_.begin(), needle_.end()) != out.end();
+        // std::search finds an empty needle at out.begin(), which is out.end() for an empty
+        // output: the empty needle is checked first so that it passes there too.
+        return needle_.empty() ||
+               std::search(out.begin(), out.end(), needle_.begin(), needle_.end()) != out.end();
       case Kind::custom:
         return custom_(out);
     }
