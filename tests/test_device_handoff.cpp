@@ -6,7 +6,8 @@
 // same relays on the host backend (which assembles and gates on the host): literal + request
 // + out wirings, feedback in later cycles (also of a stage that ran again before its reader),
 // a gate that fails and then passes, a gate that never passes, a custom gate (host), a stage
-// on the stepped loop feeding a device stage, and a bad request that leaves the next correct.
+// on the stepped loop feeding a device stage, a stage with more segments than the hand-off
+// takes, and a bad request that leaves the next correct.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -254,6 +255,24 @@ TEST_CASE("relay on the host grid: a built-in gate on the device fails, then pas
   CHECK(gc.passed());
   CHECK(gc.cycles == 2);
   CHECK_FALSE(gc.runs.back().gate_on_device);
+}
+
+TEST_CASE("relay on the host grid: a stage with more segments than the hand-off takes") {
+  // Nine segments: the stage is assembled on the host (and its ids then written for the next
+  // stage, which is handed off on the device again).
+  const RelayFixture fx("handoff_many");
+  std::vector<Seg> many = {req()};
+  for (std::int32_t k = 0; k < 8; ++k) many.push_back(lit({20 + k}));
+  const std::vector<StageDef> defs = {{0, kPrefix, many, 5}, {1, {2}, {out(0), req()}, 5}};
+  const RelayResult h = run_relay<host>(fx, defs, {});
+  const RelayResult g = run_relay<host_grid>(fx, defs, {});
+  REQUIRE(g.runs.size() == 2);
+  CHECK_FALSE(g.runs[0].input_on_device);
+  CHECK(g.runs[0].input_tokens == 13);
+  CHECK(g.runs[0].ids == h.runs[0].ids);
+  CHECK(g.runs[1].input_on_device);
+  CHECK(g.runs[1].ids == h.runs[1].ids);
+  CHECK(g.runs[1].host_waits == 1);
 }
 
 TEST_CASE("relay on the host grid: a stepped (traced) stage hands its ids to a device stage") {

@@ -72,7 +72,7 @@ class DeviceHandoff {
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t words = 1 + static_cast<std::size_t>(stages_[i]->max_new());
       stored_.emplace_back(read_as_feedback_[i] ? words : 0);
-      host_out_.emplace_back(stages_[i]->takes_device_handoff() ? 0 : words);
+      host_out_.emplace_back(applies(static_cast<int>(i)) ? 0 : words);  // run on the host
     }
     Exec<> exec(writer());
     write_ids(exec, raw_pointer(literals_.data()), all);
