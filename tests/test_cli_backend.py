@@ -9,6 +9,9 @@ usage: test_cli_backend.py BATON GOLDEN_DIR WORK_DIR CUDA_BUILT(0|1) DEFAULT(hos
 - the JSON of generate and relay names the backend that ran ("backend"), the plain relay
   output ends its verdict line with it; the default is the build's BATON_DEFAULT_BACKEND;
 - a build without CUDA refuses --backend cuda as a command-line error naming the build option;
+- the relay file's "backend" field chooses the backend when --backend is not given, and
+  --backend overrides it: "host" runs on the host; "cuda" in a build without CUDA is a
+  config_error naming the file and the field (status 1), and --backend host overrides it;
 - a CUDA build on a machine without a visible device (CUDA_VISIBLE_DEVICES="" forces that,
   also on a GPU machine) fails with the device_error message, status 1, before loading;
 - where a device is visible: generate and relay on cuda give the host's tokens (golden
@@ -86,6 +89,32 @@ check(rc == 0 and out.rstrip().splitlines()[-1].endswith(", backend: host"),
 rc, out, err = run("tokenize", "--tokenizer", tokenizer, "--json", "--backend", "host", stdin="hi")
 rc2, out2, err2 = run("tokenize", "--tokenizer", tokenizer, "--json", stdin="hi")
 check(rc == 0 and out == out2 and err == "", "tokenize --backend host: same output, no note")
+
+# --- the relay file's "backend" field; --backend overrides it ---------------------------------
+def relay_file(backend):
+    path = os.path.join(work, f"relay_{backend}.json")
+    json.dump(dict(spec, backend=backend), open(path, "w"))
+    return ["relay", "--config", path, "--ids", "88,160", "--json"]
+
+
+rc, out, err = run(*relay_file("host"), env=no_device)
+check(rc == 0 and json.loads(out).get("backend") == "host" and
+      [s["ids"] for s in json.loads(out)["stages"]] == [s["ids"] for s in host_relay["stages"]],
+      f'relay file "backend": "host" runs on host ({err.strip()[:200]})')
+cuda_file = relay_file("cuda")
+rc, out, err = run(*cuda_file, "--backend", "host")
+check(rc == 0 and json.loads(out).get("backend") == "host",
+      f'--backend host overrides the file\'s "backend": "cuda" ({err.strip()[:200]})')
+rc, out, err = run(*cuda_file, env=no_device)
+if not cuda_built:
+    check(rc == 1 and "relay_cuda.json: field 'backend' = \"cuda\"" in err and
+          "built without the CUDA backend" in err and out == "",
+          f'relay file "backend": "cuda" without CUDA: config_error naming file and field ({rc}, {err.strip()[:300]})')
+else:
+    check(rc == 1 and "no CUDA device is visible" in err and out == "",
+          f'relay file "backend": "cuda", no device: the device_error ({rc}, {err.strip()[:300]})')
+rc, out, err = run(*relay_file("tpu"))
+check(rc == 1 and "field 'backend' = \"tpu\"" in err, f'relay file "backend": "tpu" is refused ({err.strip()[:200]})')
 
 # --- cuda: refused without CUDA; device_error without a device; equal to host with one ---------
 if not cuda_built:

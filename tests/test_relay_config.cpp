@@ -76,7 +76,24 @@ TEST_CASE("relay JSON: errors name the file and the field") {
                        config_error);
   j = two_stage();
   j["backend"] = "tpu";
+  CHECK_THROWS_WITH_AS(parse(j),
+                       doctest::Contains("/cfg/relay.json: field 'backend' = \"tpu\": a relay "
+                                         "runs on \"host\" or \"cuda\""),
+                       config_error);
+  j["backend"] = 1;
   CHECK_THROWS_AS(parse(j), config_error);
+  // "host" and "cuda" are read; without the field the program chooses.
+  CHECK_FALSE(parse(two_stage()).backend);
+  j["backend"] = "host";
+  CHECK(parse(j).backend == "host");
+  j["backend"] = "cuda";
+  CHECK(parse(j).backend == "cuda");
+  // A builder refuses a spec that asks for another backend, before loading anything (the
+  // model path here does not exist), naming the file and the field.
+  CHECK_THROWS_WITH_AS(build_relay(parse(j)),
+                       doctest::Contains("/cfg/relay.json: field 'backend' = \"cuda\", but this "
+                                         "relay is being built on \"host\""),
+                       config_error);
 
   // Duplicate keys in the file are an error (a plain JSON reader would keep one silently).
   const auto dir = fresh_dir("relay_json_dup");
@@ -111,7 +128,8 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
          {"input", {{{"out", 1}}, {{"ids", {62}}}}},
          {"max_new", 3}}}},
       {"gate", {{"starts_with", {63, 63, 63}}}},
-      {"max_cycles", 2}};
+      {"max_cycles", 2},
+      {"backend", "host"}};  // the host builder agrees with the file
   std::ofstream(f.dir / "relay.json") << j.dump(2);
   const RelaySpec spec = load_relay_spec(f.dir / "relay.json");
   const auto relay = build_relay(spec);

@@ -71,4 +71,24 @@ inline BackendChoice resolve_backend(std::optional<BackendChoice> asked) {
   return *asked;
 }
 
+/// The backend `baton relay` runs a relay file on. The rule, in order:
+///   1. `--backend` when given: it overrides the file's "backend" field;
+///   2. else the file's "backend" ("host" or "cuda", checked by load_relay_spec): "cuda" in a
+///      build without CUDA is a config_error naming the file and the field (status 1; pass
+///      --backend host to run it on the host), "cuda" without a visible device the same
+///      device_error as --backend cuda;
+///   3. else the build's default (resolve_backend).
+/// The caller then sets the spec's field to the result, so the builder agrees with it.
+inline BackendChoice resolve_relay_backend(std::optional<BackendChoice> asked,
+                                           const std::optional<std::string>& file_backend,
+                                           const std::string& file) {
+  if (asked || !file_backend) return resolve_backend(asked);
+  if (*file_backend == "host") return BackendChoice::host;
+  BATON_CHECK(kCudaBuilt, config_error, file, ": field 'backend' = \"", *file_backend,
+              "\": this baton was built without the CUDA backend (configure with "
+              "-DBATON_ENABLE_CUDA=ON, e.g. `cmake --preset cuda`), or pass --backend host to "
+              "run the relay on the host");
+  return resolve_backend(BackendChoice::cuda);
+}
+
 }  // namespace baton::cli

@@ -12,7 +12,9 @@
 /// with U+FFFD; ids are exact). --repeat N runs the request N times on the pre-warmed relay and
 /// reports the median total. --trace gives every stage a trace recorder (where its card allows
 /// a host interceptor) and prints each stage run's per-step table (or "trace" arrays in JSON).
-/// The backend that ran is the JSON's "backend" and the end of the plain verdict line.
+/// The backend that ran is the JSON's "backend" and the end of the plain verdict line. The
+/// relay file's "backend" field chooses it when --backend is not given; --backend overrides
+/// the file (cli::resolve_relay_backend).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -140,8 +142,12 @@ int cmd_relay(int argc, char** argv) {
     std::cout << kUsage << cli::backend_usage();
     return 0;
   }
-  [[maybe_unused]] const cli::BackendChoice backend = cli::resolve_backend(a.backend);
+  if (a.backend) (void)cli::resolve_backend(a.backend);  // before anything is loaded
   RelaySpec spec = load_relay_spec(a.config);
+  // --backend overrides the file's "backend"; the spec then names what runs (backend_choice.hpp).
+  [[maybe_unused]] const cli::BackendChoice backend =
+      cli::resolve_relay_backend(a.backend, spec.backend, a.config);
+  spec.backend = std::string(cli::backend_name(backend));
   std::optional<Tokenizer> tok;
   if (spec.tokenizer) {
     tok = Tokenizer::from_file(*spec.tokenizer);

@@ -18,18 +18,14 @@
 #include "baton/model/cuda_forward.cuh"
 #include "baton/model/host_grid_forward.hpp"
 #include "baton/relay/cuda_relay.cuh"
-#include "support/golden_runs.hpp"
+#include "golden_loop_case.hpp"
 
 using namespace baton;
+using namespace baton::test::golden_loop;
 
 namespace {
 
-using L = layout::HeadMajor<f32, 8>;
-const std::vector<std::int32_t> kPrefix = {5, 77, 300, 12, 9, 150, 42, 7};
-const std::vector<std::int32_t> kRequest = {11, 200, 13, 30, 310};
 constexpr KvShape kShape{.prefix_capacity = 16, .tail_capacity = 40, .slots = 1};
-
-std::filesystem::path golden() { return test::from_env_or("BATON_GOLDEN_DIR", BATON_GOLDEN_DIR); }
 
 template <class B>
 struct Rig {

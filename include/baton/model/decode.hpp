@@ -24,6 +24,7 @@
 #include "baton/intercept/trace.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/device_loop.hpp"
+#include "baton/model/device_prefill.hpp"
 #include "baton/model/forward.hpp"
 
 namespace baton {
@@ -48,6 +49,9 @@ struct DecodeResult {
   /// and error flag). On a device backend each is one wait of the host for the device; on the
   /// host backends it costs nothing extra and is counted the same.
   int host_waits = 0;
+  /// The verdict of a device gate evaluated on `ids` before the loop's read (1 pass, 0 fail;
+  /// Decoder::set_device_gate), -1 when none ran.
+  int device_gate = -1;
   /// The trace recorder's rows, when the chain has one (a Stage fills this at finish).
   std::vector<TraceRow> trace;
 };
@@ -138,6 +142,27 @@ class Decoder {
     state_.pending = 0;
     state_.done = opt_->max_new <= 0;
   }
+
+  /// Like prefill(), for `tokens` ids that `fill(exec, ids, desc)` writes into the workspace's
+  /// scratch on the device (forward_in_scratch; the relay's hand-off). The host does not
+  /// know the prompt's last id: the plan's last_token stays -1 until a token is accepted.
+  template <class Fill>
+  void prefill_in_scratch(int tokens, int start_pos, Fill&& fill) requires(has_device_loop) {
+    logits_ = forward_in_scratch(*model_, *ws_, *slice_, *cache_, target_, start_pos, tokens,
+                                 std::forward<Fill>(fill));
+    ++result_.forwards;
+    state_.position = start_pos + tokens;
+    state_.origin = state_.position;
+    state_.last_token = -1;
+    state_.steps = 0;
+    state_.pending = 0;
+    state_.done = opt_->max_new <= 0;
+  }
+
+  /// A built-in gate that run_on_device() evaluates on the generated ids before its one read
+  /// (the verdict lands in DecodeResult::device_gate). Only for a generation run wholly on the
+  /// device (run_device_loop checks).
+  void set_device_gate(const kernels::DeviceGate& gate) { device_gate_ = gate; }
 
   // ---- the step, as separate operations --------------------------------------------------
   /// The plan of the next step, as host interceptors see it.
@@ -319,8 +344,8 @@ class Decoder {
                 "more than ",
                 kernels::kMaxDeviceStopIds, " stop ids)");
     forward();  // the logits are then the current step's
-    const DeviceLoopStart start{state_.position, state_.origin,  state_.steps,  state_.last_token,
-                                opt_->max_new,   opt_->stop_ids, position_skew_};
+    const DeviceLoopStart start{state_.position, state_.origin,  state_.steps,   state_.last_token,
+                                opt_->max_new,   opt_->stop_ids, position_skew_, device_gate_};
     typename Chain::device_params none{};
     typename Chain::device_state* states = nullptr;
     if constexpr (Chain::has_device_members) states = raw_pointer(branch_->device().data());
@@ -336,6 +361,7 @@ class Decoder {
     result_.ids.insert(result_.ids.end(), out.ids.begin(), out.ids.end());
     result_.forwards += out.appended;
     ++result_.host_waits;
+    result_.device_gate = st.gate;
     state_.steps = st.steps;
     state_.last_token = st.last_token;
     state_.position = st.position;
@@ -434,6 +460,7 @@ class Decoder {
   bool device_transforms_ = false;
   bool host_transforms_ = false;
   int position_skew_ = 0;
+  kernels::DeviceGate device_gate_{};
   logits_view logits_{};
   std::vector<float> host_row_;  // device backends, stepped loop: the fetched row
   bool host_row_ready_ = false;

@@ -9,9 +9,11 @@
 ///   LoopStartKernel (the state, from kernel arguments),
 ///   DecodeStepKernel on the prefill's logits,
 ///   (max_new - 1) x { forward from the descriptor the step wrote, DecodeStepKernel },
-/// then one read of the state and the generated ids. The repeated pair is the same launches
-/// at every step (the forward reads position and token from the descriptor; attention is sized
-/// from the slot's capacity), so on the GPU it is captured once as a CUDA graph and replayed
+///   GateKernel, when a relay's built-in gate is evaluated on this stage's ids,
+/// then one read of the state (with the gate's verdict) and the generated ids. The repeated pair is
+/// the same launches at every step (the forward reads position and token from the descriptor;
+/// attention is sized from the slot's capacity), so on the GPU it is captured once as a CUDA graph
+/// and replayed
 /// (`Exec::replay`); on the host grid the same launches simply run in order. Once the loop is
 /// done the steps do nothing and the forwards append nothing (their products are skipped too).
 ///
@@ -37,6 +39,7 @@
 
 #include "baton/core/error.hpp"
 #include "baton/kernels/phased/decode_step.hpp"
+#include "baton/kernels/phased/gate.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/grid_ops.hpp"
@@ -60,6 +63,9 @@ struct DeviceLoopStart {
   int max_new = 0;
   std::span<const std::int32_t> stop_ids;  ///< at most kernels::kMaxDeviceStopIds
   int position_skew = 0;                   ///< test hook (DeviceLoopState::position_skew)
+  /// A built-in gate evaluated on the ids before the read (mode kGateNone: none). Needs
+  /// steps == 0: the ids it reads are the loop's own.
+  kernels::DeviceGate gate{};
 };
 
 /// What the host learns at the loop's one read.
@@ -94,6 +100,10 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
               kernels::kMaxDeviceStopIds);
   // Every token but the last is fed back: the loop appends at most remaining - 1.
   cache.check_write(target, start.position, remaining - 1);
+  BATON_CHECK(start.gate.mode == kernels::kGateNone || start.steps == 0, usage_error,
+              "device loop: a device gate reads the loop's ids, so it needs the whole generation "
+              "(",
+              start.steps, " tokens were accepted before the loop)");
 
   Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), 1, 1);
   auto& s = ws.extras.scratch();
@@ -132,6 +142,13 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
     (void)ops.head();
     exec.template launch<Step>(Step::config(), step);
   });
+
+  if (start.gate.mode != kernels::kGateNone) {
+    using Gate = kernels::GateKernel;
+    exec.template launch<Gate>(Gate::config(),
+                               {start.gate, loop + kernels::kLoopStateWords,
+                                loop + kernels::kLoopStepsWord, loop + kernels::kLoopGateWord});
+  }
 
   std::vector<std::int32_t> back(words);
   exec.read(loop, std::span<std::int32_t>(back));  // the one wait

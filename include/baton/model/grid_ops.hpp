@@ -40,24 +40,33 @@
 
 namespace baton {
 
-/// Queues the descriptor {first_pos, n} and the token ids into `s` (ForwardInputsKernel,
-/// kInlineTokens ids per launch).
-template <class Exec, class Scratch>
-void write_forward_inputs(Exec& exec, Scratch& s, int first_pos,
-                          std::span<const std::int32_t> tokens) {
+/// Queues `ids` into `dst` from kernel arguments (ForwardInputsKernel, kInlineTokens ids per
+/// launch), and `value` into `desc` with the first launch when `desc` is not null: no host
+/// staging buffer, no wait.
+template <class Exec>
+void write_ids(Exec& exec, std::int32_t* dst, std::span<const std::int32_t> ids,
+               kernels::ForwardDesc* desc = nullptr, kernels::ForwardDesc value = {}) {
   using K = kernels::ForwardInputsKernel;
-  const int n = static_cast<int>(tokens.size());
-  for (int off = 0; off < n || off == 0; off += K::kInlineTokens) {
+  const int n = static_cast<int>(ids.size());
+  for (int off = 0; off < n || (off == 0 && desc); off += K::kInlineTokens) {
     typename K::Args a;
-    a.value = kernels::ForwardDesc{first_pos, n};
-    a.desc = off == 0 ? raw_pointer(s.desc.data()) : nullptr;
+    a.value = value;
+    a.desc = off == 0 ? desc : nullptr;
     a.count = std::min(K::kInlineTokens, n - off);
-    for (int i = 0; i < a.count; ++i) a.tokens[i] = tokens[off + i];
+    for (int i = 0; i < a.count; ++i) a.tokens[i] = ids[off + i];
     a.offset = off;
-    a.dst = raw_pointer(s.tokens.data());
+    a.dst = dst;
     exec.template launch<K>(K::config(), a);
     if (n == 0) break;
   }
+}
+
+/// Queues the descriptor {first_pos, n} and the token ids into `s`.
+template <class Exec, class Scratch>
+void write_forward_inputs(Exec& exec, Scratch& s, int first_pos,
+                          std::span<const std::int32_t> tokens) {
+  write_ids(exec, raw_pointer(s.tokens.data()), tokens, raw_pointer(s.desc.data()),
+            kernels::ForwardDesc{first_pos, static_cast<int>(tokens.size())});
 }
 
 /// Tag of a forward whose descriptor and token id a device step already wrote into the
@@ -65,6 +74,14 @@ void write_forward_inputs(Exec& exec, Scratch& s, int first_pos,
 /// for the target's whole capacity (the descriptor masks it), so its launches are the same at
 /// every step and can be captured once.
 struct InputsOnDevice {};
+
+/// Tag of a forward of `tokens` ids that a device kernel already wrote into the scratch with
+/// the descriptor {first_pos, tokens} (the relay's hand-off, model/device_prefill.hpp): sized
+/// from the host-known count, nothing queued from the host for its inputs.
+struct InputsInScratch {
+  int first_pos = 0;
+  int tokens = 0;
+};
 
 template <class Model, class Slice, class Cache, class Exec>
 class GridForwardOps {
@@ -83,12 +100,17 @@ class GridForwardOps {
                        first_pos + static_cast<int>(tokens.size())) {
     // Checked before anything is queued: a launch refused half-way would leave some layers'
     // K/V written (the cache position would not move, but the prefix could be torn).
-    BATON_CHECK(n_ <= static_cast<int>(grid::kMaxGridY), capacity_error, "forward of ", n_,
-                " tokens: the CUDA kernels take at most ", grid::kMaxGridY,
-                " tokens per forward (split the prefill)");
+    check_size(n_);
     reserve(ws, model.config(), splits_, n_, rows_);
     write_forward_inputs(exec_, s_, first_pos, tokens);
   }
+
+  /// A forward whose ids and descriptor a kernel wrote into the scratch (InputsInScratch),
+  /// reserved for it beforehand (reserve(ws, cfg, splits, tokens, logit_rows)).
+  GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
+                 KvTarget target, InputsInScratch in, int logit_rows)
+      : GridForwardOps(model, ws, slice, cache, target, in.tokens, logit_rows,
+                       in.first_pos + in.tokens) {}
 
   /// A one-token forward whose inputs are already in the scratch (InputsOnDevice). The
   /// scratch must have been reserved for it (reserve(ws, cfg, splits, 1, 1)): nothing here
@@ -97,6 +119,13 @@ class GridForwardOps {
                  KvTarget target, InputsOnDevice)
       : GridForwardOps(model, ws, slice, cache, target, 1, 1, cache.capacity(target)) {
     exec_.skip_when_idle(raw(s_.desc));
+  }
+
+  /// Refuses a forward of more tokens than one launch grid holds (before anything is queued).
+  static void check_size(int tokens) {
+    BATON_CHECK(tokens <= static_cast<int>(grid::kMaxGridY), capacity_error, "forward of ", tokens,
+                " tokens: the CUDA kernels take at most ", grid::kMaxGridY,
+                " tokens per forward (split the prefill)");
   }
 
   /// Grows `ws` and its scratch for a forward of `tokens` tokens with `rows` logits rows over

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,10 @@ struct RelaySpec {
   std::filesystem::path source;  ///< the JSON file (for messages)
   std::filesystem::path model;
   std::optional<std::filesystem::path> tokenizer;
+  /// "backend": "host" or "cuda"; unset: the program's choice. The relay builders refuse a
+  /// spec that names another backend than theirs (check_spec_backend); `baton relay
+  /// --backend` overrides the file (tools/backend_choice.hpp).
+  std::optional<std::string> backend;
   std::vector<StageSpec> stages;
   GateSpec gate;
   int max_cycles = 1;
@@ -242,10 +247,11 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   f.require("model");
   spec.model = base / *f.string("model");
   if (auto t = f.string("tokenizer")) spec.tokenizer = base / *t;
-  if (auto b = f.string("backend"))
-    BATON_CHECK(
-        *b == "host", config_error, src, ": field 'backend' = \"", *b,
-        "\": this build runs relays on \"host\" (the CUDA relay comes with the CUDA backend)");
+  if (auto b = f.string("backend")) {
+    BATON_CHECK(*b == "host" || *b == "cuda", config_error, src, ": field 'backend' = \"", *b,
+                "\": a relay runs on \"host\" or \"cuda\"");
+    spec.backend = *b;
+  }
   spec.max_cycles = f.int_or("max_cycles", 1);
   BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");
   spec.max_request_tokens = f.int_or("max_request_tokens", 512);
@@ -384,6 +390,19 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                                                 gw + (sw ? ".starts_with" : ".contains"));
   }
   return spec;
+}
+
+/// Refuses to build `spec` on backend `name` when the file asks for another one ("backend");
+/// the host grid (which runs the device path on the host, for tests) builds either.
+inline void check_spec_backend(const RelaySpec& spec, std::string_view name) {
+  if (!spec.backend || name == "host-grid") return;
+  BATON_CHECK(*spec.backend == name, config_error, spec.source.string(), ": field 'backend' = \"",
+              *spec.backend, "\", but this relay is being built on \"", name, "\"",
+              *spec.backend == "cuda"
+                  ? " (a program built with the CUDA backend builds it with build_relay_on<cuda>; "
+                    "`baton relay` needs a build configured with -DBATON_ENABLE_CUDA=ON, or "
+                    "--backend host to override the file)"
+                  : " (`baton relay --backend` overrides the file)");
 }
 
 /// Reads and parses a relay JSON file (strict JSON: duplicate keys are errors).

@@ -6,6 +6,13 @@
 ///
 /// Both faces of a relay use this engine: Relay<Stages...> (wiring checked at compile time)
 /// and a relay built at run time from a JSON file (wiring checked here, at construction).
+///
+/// On a backend with a device loop (baton::cuda, the host grid) the hand-off runs on the
+/// device (relay/device_handoff.hpp): a stage that takes the device loop gets its input
+/// assembled there from backend memory, and a built-in gate is evaluated there on the last
+/// stage's output, its verdict read at that stage's one wait. A stage with host interceptors
+/// (the stepped loop) and a custom gate keep the host's way: the ids each stage's wait
+/// brought back. On the host backends everything is assembled and gated on the host.
 #pragma once
 
 #include <chrono>
@@ -16,6 +23,7 @@
 #include <vector>
 
 #include "baton/core/error.hpp"
+#include "baton/relay/device_handoff.hpp"
 #include "baton/relay/gate.hpp"
 #include "baton/relay/result.hpp"
 #include "baton/relay/stage.hpp"
@@ -67,10 +75,15 @@ class RelayEngine {
   int size() const { return static_cast<int>(stages_.size()); }
   StageBase<B>& stage(int i) { return *stages_.at(i); }
 
-  /// Pre-warms every stage (each computes its prefix once).
+  /// Pre-warms every stage (each computes its prefix once); on a device-loop backend also
+  /// writes the literal segments' ids into backend memory, once.
   void prewarm() {
     for (StageBase<B>* s : stages_) s->prewarm();
+    if constexpr (kDeviceHandoff) handoff_.prepare(stages_);
   }
+
+  /// Whether this engine's backend hands off on the device.
+  static constexpr bool kDeviceHandoff = HasDeviceLoop<B>;
 
   /// Runs the relay on `request`. Throws what a stage or the gate throws; the stages' caches
   /// stay usable (their prefixes are never written by a request).
@@ -91,6 +104,29 @@ class RelayEngine {
       r.error = e.what();
     }
     return r;
+  }
+
+  /// How many ids stage `i` reads: the host knows every segment's length (outputs from their
+  /// stages' waits), which sizes a device hand-off's prefill.
+  int input_length(int i, std::span<const std::int32_t> request) const {
+    std::size_t n = 0;
+    for (const Segment& g : stages_.at(i)->input_segments()) {
+      switch (g.kind) {
+        case Segment::Kind::literal:
+          n += g.ids.size();
+          break;
+        case Segment::Kind::request:
+          n += request.size();
+          break;
+        case Segment::Kind::output:
+          n += latest_[g.stage].size();
+          break;
+        case Segment::Kind::feedback:
+          n += previous_[g.stage].size();
+          break;
+      }
+    }
+    return static_cast<int>(n);
   }
 
   /// The ids stage `i` reads, assembled from its segments (exposed for tests and tools).
@@ -139,16 +175,23 @@ class RelayEngine {
     r.stages = n;
     for (auto& v : latest_) v.clear();
     for (auto& v : previous_) v.clear();
+    if constexpr (kDeviceHandoff) {
+      if (!handoff_.prepared()) handoff_.prepare(stages_);
+      handoff_.begin_request(request, opt.gate);
+    }
 
     for (int cycle = 1; cycle <= opt.max_cycles; ++cycle) {
       r.cycles = cycle;
-      if (cycle > 1) previous_ = latest_;  // feedback<K> reads what K produced last cycle
+      if (cycle > 1) {
+        previous_ = latest_;  // feedback<K> reads what K produced last cycle
+        if constexpr (kDeviceHandoff) handoff_.begin_cycle();
+      }
+      std::optional<bool> device_verdict;
       for (int i = cycle == 1 ? 0 : loop_from; i < n; ++i) {
-        const std::vector<std::int32_t> input = assemble(i, request);
-        StageRun run{i, cycle, stages_[i]->name(), {}, false, static_cast<int>(input.size()), 0};
+        StageRun run{i, cycle, stages_[i]->name(), {}, false, 0, 0};
         const auto ts = clock::now();
         try {
-          DecodeResult g = stages_[i]->run(input, 0);
+          DecodeResult g = run_stage(i, request, opt, run);
           run.ids = std::move(g.ids);
           run.stopped = g.stopped;
           run.stopped_by = std::string(g.stopped_by);
@@ -156,6 +199,10 @@ class RelayEngine {
           run.skipped = g.skipped;
           run.host_waits = g.host_waits;
           run.trace = std::move(g.trace);
+          if (g.device_gate >= 0) {
+            run.gate_on_device = true;
+            device_verdict = g.device_gate == 1;
+          }
         } catch (...) {
           run.ms = ms_since(ts);
           r.runs.push_back(std::move(run));
@@ -165,15 +212,40 @@ class RelayEngine {
         latest_[i] = run.ids;
         r.runs.push_back(std::move(run));
       }
-      const bool pass = !opt.gate || opt.gate(std::span<const std::int32_t>(latest_[n - 1]));
+      const bool pass = device_verdict
+                            ? *device_verdict
+                            : !opt.gate || opt.gate(std::span<const std::int32_t>(latest_[n - 1]));
       r.verdict = pass ? Verdict::pass : Verdict::fail;
       if (pass) break;
     }
   }
 
+  /// Runs stage `i` with its input handed off on the device where it can, else assembled on
+  /// the host; fills `run`'s input facts.
+  DecodeResult run_stage(int i, std::span<const std::int32_t> request, const RelayOptions& opt,
+                         StageRun& run) {
+    if constexpr (kDeviceHandoff) {
+      if (handoff_.applies(i)) {
+        run.input_tokens = input_length(i, request);
+        run.input_on_device = true;
+        const bool gates = i == size() - 1 && opt.gate.built_in();
+        DecodeResult g = stages_[i]->run_handed_off(
+            handoff_.plan(i), run.input_tokens, gates ? handoff_.gate() : kernels::DeviceGate{}, 0);
+        handoff_.ran_on_device(i);
+        return g;
+      }
+    }
+    const std::vector<std::int32_t> input = assemble(i, request);
+    run.input_tokens = static_cast<int>(input.size());
+    DecodeResult g = stages_[i]->run(input, 0);
+    if constexpr (kDeviceHandoff) handoff_.ran_on_host(i, g.ids);
+    return g;
+  }
+
   std::vector<StageBase<B>*> stages_;
   std::vector<std::vector<std::int32_t>> latest_;    // each stage's latest output
   std::vector<std::vector<std::int32_t>> previous_;  // ... as of the start of this cycle
+  DeviceHandoff<B> handoff_;  // device-loop backends: the same, in backend memory
 };
 
 }  // namespace baton

@@ -32,12 +32,17 @@ struct StageRun {
   std::vector<std::int32_t> ids;  ///< generated ids (stop token excluded)
   bool stopped = false;           ///< ended on a stop id or an interceptor's stop (else max_new)
   int input_tokens = 0;
-  double ms = 0;                ///< wall time of this stage run
-  std::string stopped_by;       ///< plugin_id of the interceptor that stopped it, if one did
-  int forwards = 0;             ///< model forwards (prefill included)
-  int skipped = 0;              ///< steps whose forward was skipped (step-skip)
-  int host_waits = 0;           ///< steps at which host interceptors ran
-  std::vector<TraceRow> trace;  ///< per-step rows, when the stage has a trace recorder
+  double ms = 0;           ///< wall time of this stage run
+  std::string stopped_by;  ///< plugin_id of the interceptor that stopped it, if one did
+  int forwards = 0;        ///< model forwards (prefill included)
+  int skipped = 0;         ///< steps whose forward was skipped (step-skip)
+  /// Waits for this run's outcome (DecodeResult::host_waits): one for a run on the device loop,
+  /// one per step at which host interceptors ran (counted alike on the host backends, where
+  /// it costs nothing).
+  int host_waits = 0;
+  std::vector<TraceRow> trace;   ///< per-step rows, when the stage has a trace recorder
+  bool input_on_device = false;  ///< its input was assembled on the device (the hand-off)
+  bool gate_on_device = false;   ///< the relay's gate was evaluated on the device on its output
 };
 
 struct RelayResult {
@@ -62,8 +67,7 @@ struct RelayResult {
       if (r.stage == stage && r.cycle == cycle) return r.ids;
     BATON_FAIL(usage_error, "RelayResult: stage ", stage, " did not run in cycle ", cycle);
   }
-  /// Steps at which host interceptors ran, over every stage run (on a device backend, each is
-  /// one host wait).
+  /// Host waits over every stage run (StageRun::host_waits).
   int host_waits() const {
     int n = 0;
     for (const StageRun& r : runs) n += r.host_waits;

@@ -199,6 +199,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
 /// Throws config_error when the model's files say otherwise.
 template <Backend B, StorageType S, int D>
 std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
+  check_spec_backend(spec, B::name);  // before anything is loaded
   const ModelConfig cfg = io::load_model_config(spec.model);
   BATON_CHECK(cfg.head_dim == D, config_error, spec.model.string(), ": head_dim is ", cfg.head_dim,
               ", but this relay was built for head_dim ", D);
@@ -213,6 +214,7 @@ std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
 /// files; head_dim is dispatched over kv/head_dims.hpp.
 template <Backend B>
 std::unique_ptr<RuntimeRelay> build_relay_on(const RelaySpec& spec) {
+  check_spec_backend(spec, B::name);
   const ModelConfig cfg = io::load_model_config(spec.model);
   return dispatch_head_dim(cfg.head_dim, [&](auto d) -> std::unique_ptr<RuntimeRelay> {
     constexpr int D = decltype(d)::value;

@@ -24,6 +24,8 @@
 #include "baton/intercept/branch_state.hpp"
 #include "baton/intercept/chain.hpp"
 #include "baton/intercept/negotiate.hpp"
+#include "baton/kernels/phased/gate.hpp"
+#include "baton/kernels/phased/handoff.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
 #include "baton/relay/segments.hpp"
@@ -47,6 +49,23 @@ class StageBase {
   virtual const void* model_identity() const = 0;
   /// Serves one request on `slot`: input ids in, generated ids out.
   virtual DecodeResult run(std::span<const std::int32_t> input, int slot) = 0;
+
+  // ---- the device hand-off (relay/device_handoff.hpp), on backends with a device loop ------
+  virtual int vocab_size() const = 0;
+  virtual int max_new() const = 0;
+  /// Whether run_handed_off() applies: the backend runs a device loop and this stage takes it
+  /// (no host interceptor present, at most kernels::kMaxDeviceStopIds stop ids).
+  virtual bool takes_device_handoff() const = 0;
+  /// Serves one request on `slot` whose `tokens` input ids the hand-off kernel assembles from
+  /// `plan`'s segments (backend memory) straight into the slot's scratch; `gate` (mode
+  /// kGateNone: none) is evaluated on the output before the stage's one wait.
+  virtual DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
+                                      const kernels::DeviceGate& gate, int slot) = 0;
+  /// Where the ids of the latest run_handed_off() on `slot` lie (the device loop's buffer:
+  /// ids and their count), valid until the slot's next request.
+  virtual kernels::IdSource output_on_device(int slot) = 0;
+  /// The workspace of `slot` (its executor queues the relay's own writes).
+  virtual Workspace<B>& workspace(int slot) = 0;
 };
 
 template <class StageT>
@@ -135,17 +154,7 @@ class Stage final : public StageBase<typename Model::backend> {
   // ---- requests ---------------------------------------------------------------------
   /// Starts a request on `slot`: rewinds the slot to the prefix and prefills `input`.
   session_type begin(std::span<const std::int32_t> input, int slot = 0) {
-    BATON_CHECK(warm_, usage_error, "stage '", name_,
-                "' is cold (not pre-warmed since it was built or its adapter/prefix changed); "
-                "call prewarm() first");
-    BATON_CHECK(slot >= 0 && slot < cache_.num_slots(), usage_error, "stage '", name_, "': slot ",
-                slot, " out of range (", cache_.num_slots(), " slots)");
-    BATON_CHECK(!busy_[slot], usage_error, "stage '", name_, "': slot ", slot,
-                " already serves a request");
-    BATON_CHECK(!input.empty(), usage_error, "stage '", name_, "': empty input");
-    BATON_CHECK(static_cast<long long>(input.size()) <= cache_.shape().tail_capacity,
-                capacity_error, "stage '", name_, "': input of ", input.size(),
-                " tokens does not fit the slot capacity of ", cache_.shape().tail_capacity);
+    check_request(static_cast<long long>(input.size()), slot);
     cache_.rewind(slot);
     session_type s(*this, slot);
     s.decoder_.prefill(input, cache_.prefix_length());
@@ -167,6 +176,58 @@ class Stage final : public StageBase<typename Model::backend> {
     return finish(s);
   }
 
+  // ---- the device hand-off ----------------------------------------------------------
+  int vocab_size() const override { return model_->config().vocab_size; }
+  int max_new() const override { return limits_.max_new; }
+  bool takes_device_handoff() const override {
+    if constexpr (HasDeviceLoop<backend>) {
+      return !chain_.host_members_present() &&
+             limits_.stop_ids.size() <= static_cast<std::size_t>(kernels::kMaxDeviceStopIds);
+    } else {
+      return false;
+    }
+  }
+  DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
+                              const kernels::DeviceGate& gate, int slot) override {
+    if constexpr (HasDeviceLoop<backend>) {
+      BATON_CHECK(takes_device_handoff(), usage_error, "stage '", name_,
+                  "' runs the stepped loop (host interceptors, or more than ",
+                  kernels::kMaxDeviceStopIds, " stop ids): give it its input on the host");
+      check_request(tokens, slot);
+      cache_.rewind(slot);
+      session_type s(*this, slot);
+      const int start = cache_.prefix_length();
+      s.decoder_.prefill_in_scratch(tokens, start,
+                                    [&](auto& exec, std::int32_t* ids, kernels::ForwardDesc* desc) {
+                                      using K = kernels::HandoffKernel;
+                                      K::Args a = plan;
+                                      a.dst = ids;
+                                      a.capacity = tokens;
+                                      a.total = nullptr;
+                                      a.desc = desc;
+                                      a.first_pos = start;
+                                      exec.template launch<K>(K::config(), a);
+                                    });
+      s.decoder_.set_device_gate(gate);
+      s.decoder_.run_on_device();
+      return finish(s);
+    } else {
+      (void)plan, (void)tokens, (void)gate, (void)slot;
+      BATON_FAIL(usage_error, "stage '", name_, "': ", backend::name,
+                 " has no device loop, so no device hand-off");
+    }
+  }
+  kernels::IdSource output_on_device(int slot) override {
+    if constexpr (HasDeviceLoop<backend>) {
+      const std::int32_t* words = raw_pointer(workspaces_.at(slot).extras.scratch().loop.data());
+      return {words + kernels::kLoopStateWords, words + kernels::kLoopStepsWord, 0};
+    } else {
+      (void)slot;
+      return {};
+    }
+  }
+  Workspace<backend>& workspace(int slot) override { return workspaces_.at(slot); }
+
   // ---- facts ------------------------------------------------------------------------
   const std::string& name() const override { return name_; }
   const std::vector<Segment>& input_segments() const override { return segments_; }
@@ -181,6 +242,21 @@ class Stage final : public StageBase<typename Model::backend> {
 
  private:
   friend session_type;
+
+  /// What any request on `slot` needs: a warm stage, a free slot, an input that fits.
+  void check_request(long long tokens, int slot) const {
+    BATON_CHECK(warm_, usage_error, "stage '", name_,
+                "' is cold (not pre-warmed since it was built or its adapter/prefix changed); "
+                "call prewarm() first");
+    BATON_CHECK(slot >= 0 && slot < cache_.num_slots(), usage_error, "stage '", name_, "': slot ",
+                slot, " out of range (", cache_.num_slots(), " slots)");
+    BATON_CHECK(!busy_[slot], usage_error, "stage '", name_, "': slot ", slot,
+                " already serves a request");
+    BATON_CHECK(tokens > 0, usage_error, "stage '", name_, "': empty input");
+    BATON_CHECK(tokens <= cache_.shape().tail_capacity, capacity_error, "stage '", name_,
+                "': input of ", tokens, " tokens does not fit the slot capacity of ",
+                cache_.shape().tail_capacity);
+  }
 
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,

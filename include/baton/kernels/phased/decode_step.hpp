@@ -17,6 +17,7 @@
 /// (descriptor tokens = 0), so the host may queue max_new steps without looking.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "baton/grid/collectives.hpp"
@@ -49,12 +50,18 @@ struct DeviceLoopState {
   std::int32_t error_pos = -1;   ///< the position the failed step computed
   /// Test hook: added to the position a step computes for its append, to force a mismatch.
   std::int32_t position_skew = 0;
-  std::int32_t reserved = 0;
+  /// The device gate's verdict on the ids (1 pass, 0 fail), -1 when none ran
+  /// (kernels/phased/gate.hpp).
+  std::int32_t gate = -1;
 };
 
 /// 32-bit words of the state; the generated ids start right after it.
 inline constexpr int kLoopStateWords = sizeof(DeviceLoopState) / sizeof(std::int32_t);
 static_assert(sizeof(DeviceLoopState) == kLoopStateWords * sizeof(std::int32_t));
+/// Words of the state that a relay reads on the device: the count of generated ids (the
+/// hand-off's length, relay/device_handoff.hpp) and the gate's verdict.
+inline constexpr int kLoopStepsWord = offsetof(DeviceLoopState, steps) / sizeof(std::int32_t);
+inline constexpr int kLoopGateWord = offsetof(DeviceLoopState, gate) / sizeof(std::int32_t);
 
 /// Stop ids a step carries in its arguments (more fall back to the stepped loop).
 inline constexpr int kMaxDeviceStopIds = 16;

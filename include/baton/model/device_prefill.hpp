@@ -1,0 +1,51 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief A forward (a stage's prefill) of ids that a kernel writes into the workspace's
+///        scratch: the relay's hand-off on a device-loop backend (relay/device_handoff.hpp).
+///        The host knows only the count, which sizes the launches; the ids never leave
+///        backend memory.
+#pragma once
+
+#include <cstdint>
+
+#include "baton/core/error.hpp"
+#include "baton/kernels/phased/descriptor.hpp"
+#include "baton/kv/kv_buffer.hpp"
+#include "baton/model/device_loop.hpp"
+#include "baton/model/forward.hpp"
+
+namespace baton {
+
+/// Appends `tokens` ids to `target` at `expected_pos`, where `fill(exec, ids, desc)` queues
+/// the kernel that writes them into `ids` (room for `tokens`) and the descriptor
+/// {expected_pos, tokens} into `desc`; returns the last row of logits. The checks of forward()
+/// run first — except the vocabulary's: the ids are checked where they come from (a relay's
+/// literals and request on the host, outputs chosen by argmax). Nothing is queued if one fails.
+template <Backend B, StorageType S, ModelFamily F, int R, KvLayout L, class Fill>
+requires HasDeviceLoop<B>
+auto forward_in_scratch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
+                        const LoraSlice<R, B>& slice, KvBuffer<L, B>& cache, KvTarget target,
+                        int expected_pos, int tokens, Fill&& fill) {
+  using Model = BaseModel<B, S, F>;
+  using Exec = typename BackendOps<B>::exec;
+  using Ops = GridForwardOps<Model, LoraSlice<R, B>, KvBuffer<L, B>, Exec>;
+  const ModelConfig& c = model.config();
+  BATON_CHECK(tokens > 0, usage_error, "forward: no tokens to append to ", cache.describe(target));
+  BATON_CHECK(slice.num_layers() == c.num_layers, shape_error, "forward: slice '", slice.name(),
+              "' has ", slice.num_layers(), " layers, the model ", c.num_layers);
+  cache.check_write(target, expected_pos, tokens);
+  Ops::check_size(tokens);
+  Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), tokens, 1);
+  auto& s = ws.extras.scratch();
+  Exec exec(ws);
+  fill(exec, raw_pointer(s.tokens.data()), raw_pointer(s.desc.data()));
+
+  Ops ops(model, ws, slice, cache, target, InputsInScratch{expected_pos, tokens}, 1);
+  ops.embed();
+  for (int layer = 0; layer < c.num_layers; ++layer) F::layer(ops, model.layer(layer), layer);
+  cache.commit(target, tokens);
+  return ops.head();
+}
+
+}  // namespace baton
