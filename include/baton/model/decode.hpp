@@ -134,13 +134,7 @@ class Decoder {
   void prefill(std::span<const std::int32_t> prompt, int start_pos) {
     logits_ =
         baton::forward(*model_, *ws_, *slice_, *cache_, target_, start_pos, prompt, Logits::last);
-    ++result_.forwards;
-    state_.position = start_pos + static_cast<int>(prompt.size());
-    state_.origin = state_.position;
-    state_.last_token = prompt.empty() ? -1 : prompt.back();
-    state_.steps = 0;
-    state_.pending = 0;
-    state_.done = opt_->max_new <= 0;
+    after_prompt(start_pos, static_cast<int>(prompt.size()), prompt.empty() ? -1 : prompt.back());
   }
 
   /// Like prefill(), for `tokens` ids that `fill(exec, ids, desc)` writes into the workspace's
@@ -150,13 +144,7 @@ class Decoder {
   void prefill_in_scratch(int tokens, int start_pos, Fill&& fill) requires(has_device_loop) {
     logits_ = forward_in_scratch(*model_, *ws_, *slice_, *cache_, target_, start_pos, tokens,
                                  std::forward<Fill>(fill));
-    ++result_.forwards;
-    state_.position = start_pos + tokens;
-    state_.origin = state_.position;
-    state_.last_token = -1;
-    state_.steps = 0;
-    state_.pending = 0;
-    state_.done = opt_->max_new <= 0;
+    after_prompt(start_pos, tokens, -1);
   }
 
   /// A built-in gate that run_on_device() evaluates on the generated ids before its one read
@@ -392,6 +380,17 @@ class Decoder {
   DecodeResult take_result() { return std::move(result_); }
 
  private:
+  /// The loop's state once a prompt of `tokens` ids ending in `last` (-1: unknown) is in.
+  void after_prompt(int start_pos, int tokens, std::int32_t last) {
+    ++result_.forwards;
+    state_.position = start_pos + tokens;
+    state_.origin = state_.position;
+    state_.last_token = last;
+    state_.steps = 0;
+    state_.pending = 0;
+    state_.done = opt_->max_new <= 0;
+  }
+
   Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
           KvTarget target, const DecodeOptions& opt, const Chain* chain, branch_type* branch,
           std::string_view stage)

@@ -31,10 +31,7 @@ auto forward_in_scratch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
   using Exec = typename BackendOps<B>::exec;
   using Ops = GridForwardOps<Model, LoraSlice<R, B>, KvBuffer<L, B>, Exec>;
   const ModelConfig& c = model.config();
-  BATON_CHECK(tokens > 0, usage_error, "forward: no tokens to append to ", cache.describe(target));
-  BATON_CHECK(slice.num_layers() == c.num_layers, shape_error, "forward: slice '", slice.name(),
-              "' has ", slice.num_layers(), " layers, the model ", c.num_layers);
-  cache.check_write(target, expected_pos, tokens);
+  detail::check_forward(c, slice, cache, target, expected_pos, tokens);
   Ops::check_size(tokens);
   Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), tokens, 1);
   auto& s = ws.extras.scratch();

@@ -35,6 +35,19 @@ enum class Logits {
 /// the model's layer count, and the cache's write contract (position == expected_pos, fits in
 /// capacity). The cache position advances only after the whole forward succeeded.
 /// The return type is BackendOps<B>::logits_view (std::span<const float> on the host).
+namespace detail {
+/// The checks every forward makes before queuing anything: tokens to append, a slice with the
+/// model's layers, and room at `expected_pos` (KvBuffer::check_write).
+template <int R, Backend B, KvLayout L>
+void check_forward(const ModelConfig& c, const LoraSlice<R, B>& slice, KvBuffer<L, B>& cache,
+                   KvTarget target, int expected_pos, int n) {
+  BATON_CHECK(n > 0, usage_error, "forward: no tokens to append to ", cache.describe(target));
+  BATON_CHECK(slice.num_layers() == c.num_layers, shape_error, "forward: slice '", slice.name(),
+              "' has ", slice.num_layers(), " layers, the model ", c.num_layers);
+  cache.check_write(target, expected_pos, n);
+}
+}  // namespace detail
+
 template <Backend B, StorageType S, ModelFamily F, int R, KvLayout L>
 auto forward(const BaseModel<B, S, F>& model, Workspace<B>& ws, const LoraSlice<R, B>& slice,
              KvBuffer<L, B>& cache, KvTarget target, int expected_pos,
@@ -44,14 +57,11 @@ auto forward(const BaseModel<B, S, F>& model, Workspace<B>& ws, const LoraSlice<
                 "<baton/model/host_forward.hpp> for baton::host (or <baton/baton.hpp>)");
   const ModelConfig& c = model.config();
   const int n = static_cast<int>(tokens.size());
-  BATON_CHECK(n > 0, usage_error, "forward: no tokens to append to ", cache.describe(target));
   for (int i = 0; i < n; ++i) {
     BATON_CHECK(tokens[i] >= 0 && tokens[i] < c.vocab_size, usage_error, "forward: token id ",
                 tokens[i], " at index ", i, " is outside the vocabulary [0, ", c.vocab_size, ")");
   }
-  BATON_CHECK(slice.num_layers() == c.num_layers, shape_error, "forward: slice '", slice.name(),
-              "' has ", slice.num_layers(), " layers, the model ", c.num_layers);
-  cache.check_write(target, expected_pos, n);
+  detail::check_forward(c, slice, cache, target, expected_pos, n);
 
   const int rows = mode == Logits::all ? n : 1;
   using Ops = typename BackendOps<B>::template forward_ops<BaseModel<B, S, F>, LoraSlice<R, B>,
