@@ -1,12 +1,19 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
-// Core: storage-type conversions against hand-computed bit patterns, and the error hierarchy.
+// Core: storage-type conversions against hand-computed bit patterns, the error hierarchy, and
+// host memory (alignment, huge-page advice).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "baton/core/dtype.hpp"
+#include "baton/backend/host.hpp"
 #include "baton/core/error.hpp"
 
 using namespace baton;
@@ -53,4 +60,55 @@ TEST_CASE("errors derive from baton::error and carry the source location") {
   }
   CHECK_THROWS_AS(BATON_CHECK(1 + 1 == 3, usage_error, "math"), usage_error);
   CHECK_NOTHROW(BATON_CHECK(true, usage_error, "never"));
+}
+
+namespace {
+
+/// The "THPeligible:" figure of the mapping that holds `p` (/proc/self/smaps), or -1 where
+/// the file or the field is missing (not Linux, an old kernel).
+int thp_eligible(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= addr && addr < hi;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      return std::stoi(line.substr(12));
+    }
+  }
+  return -1;
+}
+
+std::string thp_mode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string s;
+  std::getline(f, s);
+  const auto open = s.find('['), close = s.find(']');
+  return open == std::string::npos || close == std::string::npos ? ""
+                                                                   : s.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+TEST_CASE("host buffers: zeroed, cache-line aligned, large ones on 2 MiB advised huge pages") {
+  HostBuffer<float> small(1000);
+  CHECK(reinterpret_cast<std::uintptr_t>(small.data()) % host_memory::kCacheLine == 0);
+  HostBuffer<float> large(3 * host_memory::kHugePage / sizeof(float) + 5);
+  CHECK(reinterpret_cast<std::uintptr_t>(large.data()) % host_memory::kHugePage == 0);
+  for (std::size_t i = 0; i < large.size(); i += 4093) CHECK(large[i] == 0.0f);
+  CHECK(large[large.size() - 1] == 0.0f);
+  // Under THP's "madvise" mode only advised memory is eligible: this fails if the advice is
+  // not given. ("always" makes every mapping eligible, "never" none: nothing to tell there.)
+  const int eligible = thp_eligible(large.data());
+  if (thp_mode() == "madvise" && eligible >= 0) {
+    CHECK(eligible == 1);
+    CHECK(thp_eligible(small.data()) == 0);
+  } else {
+    MESSAGE("THP mode '", thp_mode(), "', THPeligible ", eligible, ": the advice is not observable");
+  }
+  HostBuffer<float> moved = std::move(large);  // released once, with its own alignment
+  CHECK(moved.size() == 3 * host_memory::kHugePage / sizeof(float) + 5);
 }

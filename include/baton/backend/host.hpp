@@ -13,10 +13,12 @@
 #include <utility>
 
 #include "baton/backend/backend.hpp"
+#include "baton/backend/host_memory.hpp"
 
 namespace baton {
 
-/// Owned, 64-byte aligned host memory for `n` elements of T (trivially copyable T only).
+/// Owned host memory for `n` elements of T (trivially copyable T only), zeroed: 64-byte
+/// aligned, and 2 MiB aligned on huge pages from 2 MiB up (host_memory.hpp says why).
 /// Movable, not copyable: a buffer is one allocation with one owner.
 template <class T>
 class HostBuffer {
@@ -26,7 +28,7 @@ class HostBuffer {
   HostBuffer() = default;
   explicit HostBuffer(std::size_t n) : size_(n) {
     if (n != 0) {
-      data_ = static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kAlign}));
+      data_ = static_cast<T*>(host_memory::allocate(n * sizeof(T)));
       std::memset(static_cast<void*>(data_), 0, n * sizeof(T));
     }
   }
@@ -54,9 +56,8 @@ class HostBuffer {
   const T& operator[](std::size_t i) const noexcept { return data_[i]; }
 
  private:
-  static constexpr std::size_t kAlign = 64;
   void release() noexcept {
-    if (data_) ::operator delete (static_cast<void*>(data_), std::align_val_t{kAlign});
+    host_memory::release(static_cast<void*>(data_), size_ * sizeof(T));
     data_ = nullptr;
     size_ = 0;
   }
