@@ -46,6 +46,29 @@ if rc == 0:
           diff <= golden["tolerances"]["first_logits_max_abs"],
           f"first logits within tolerance (max diff {diff:.3g})")
 
+# The host options: the forward runs on the command's thread pool, with results that do not
+# depend on its size; --bf16-products keeps the greedy tokens where the CPU has AVX512-BF16
+# (the logits move by the activations' bf16 rounding) and is refused by name where it has not.
+for threads in ("1", "3"):
+    rc, out, err = run(*base, "--ignore-eos", "--json", "--logits", "--threads", threads)
+    ok = rc == 0 and json.loads(out)["ids"] == run_["tokens"]
+    if ok:
+        d = max(abs(a - b) for a, b in zip(json.loads(out)["logits"], run_["first_logits"]))
+        ok = d <= golden["tolerances"]["first_logits_max_abs"]
+    check(ok, f"--threads {threads}: golden ids and logits (status {rc}, {err.strip()})")
+rc, out, err = run(*base, "--threads", "-1")
+check(rc == 2 and "--threads must be in [0, 1024]" in err, f"--threads -1: status {rc}, {err.strip()}")
+rc, out, err = run(*base, "--threads", "two")
+check(rc == 2 and "--threads: 'two' is not an integer" in err, f"--threads two: status {rc}")
+cpu_flags = open("/proc/cpuinfo").read().split() if sys.platform.startswith("linux") else []
+bf16_cpu = "avx512_bf16" in cpu_flags and "avx512bw" in cpu_flags
+rc, out, err = run(*base, "--ignore-eos", "--json", "--bf16-products")
+if bf16_cpu:
+    check(rc == 0 and json.loads(out)["ids"] == run_["tokens"],
+          f"--bf16-products keeps the golden ids (status {rc}, {err.strip()})")
+else:
+    check(rc == 1 and "bf16_products" in err, f"--bf16-products refused on this CPU: {err.strip()}")
+
 # Plain output: the same ids space-separated on one line.
 rc, out, err = run(*base, "--ignore-eos")
 check(rc == 0 and out == " ".join(map(str, run_["tokens"])) + "\n", "plain output form")

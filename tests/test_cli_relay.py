@@ -75,6 +75,15 @@ check(r1 != r2, "the verdict fed back changes the second cycle")
 rc, plain, err = run("relay", "--config", cfg, "--ids", "88,160,301")
 check(rc == 0 and "verdict: fail, cycles: 2" in plain, "plain output ends with the verdict line")
 
+# The host options: the same stage ids on a pool of 1 or 3 threads; out of range is status 2.
+for threads in ("1", "3"):
+    rc, out, err = run("relay", "--config", cfg, "--ids", ",".join(map(str, request)), "--json",
+                       "--threads", threads)
+    check(rc == 0 and [s["ids"] for s in json.loads(out)["stages"]] == [s["ids"] for s in res["stages"]],
+          f"--threads {threads}: the same stage ids (status {rc}, {err.strip()})")
+rc, out, err = run("relay", "--config", cfg, "--ids", "88", "--threads", "2000")
+check(rc == 2 and "--threads must be in [0, 1024]" in err, f"--threads 2000: status {rc}, {err.strip()}")
+
 # --- text: a byte-level ChatML tokenizer within qwen-c's 384 ids ---------------------------
 def byte_alphabet():
     out, nxt = [], 256

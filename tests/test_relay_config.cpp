@@ -95,6 +95,25 @@ TEST_CASE("relay JSON: errors name the file and the field") {
                                          "relay is being built on \"host\""),
                        config_error);
 
+  // "host": the host relay's thread pool and products.
+  CHECK(parse(two_stage()).host.threads == 0);
+  CHECK_FALSE(parse(two_stage()).host.bf16_products);
+  j = two_stage();
+  j["host"] = {{"threads", 3}, {"bf16_products", true}};
+  CHECK(parse(j).host.threads == 3);
+  CHECK(parse(j).host.bf16_products);
+  j["host"] = 3;
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("/cfg/relay.json: field 'host' must be an object"),
+                       config_error);
+  j["host"] = {{"threads", -1}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("field 'host': 'threads' = -1 must be in [0, 1024]"),
+                       config_error);
+  j["host"] = {{"cores", 2}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("field 'host': unknown field 'cores'"),
+                       config_error);
+  j["host"] = {{"bf16_products", "yes"}};
+  CHECK_THROWS_AS(parse(j), config_error);
+
   // Duplicate keys in the file are an error (a plain JSON reader would keep one silently).
   const auto dir = fresh_dir("relay_json_dup");
   std::ofstream(dir / "r.json") << R"({"model": "m", "model": "n", "stages": []})";
@@ -129,7 +148,8 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
          {"max_new", 3}}}},
       {"gate", {{"starts_with", {63, 63, 63}}}},
       {"max_cycles", 2},
-      {"backend", "host"}};  // the host builder agrees with the file
+      {"host", {{"threads", 3}}},  // a pool of 3 on any machine
+      {"backend", "host"}};        // the host builder agrees with the file
   std::ofstream(f.dir / "relay.json") << j.dump(2);
   const RelaySpec spec = load_relay_spec(f.dir / "relay.json");
   const auto relay = build_relay(spec);
@@ -138,8 +158,16 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
   CHECK(relay->warnings()[0].find("stage 'extract'") != std::string::npos);
   CHECK(relay->warnings()[0].find("trained on \"tiny\"") != std::string::npos);
   CHECK_THROWS_AS(relay->run(kRequestIds()), usage_error);  // cold
+  // The stages run on the relay's own HostContext, sized by "host" (not on OpenMP).
+  auto* on_host = dynamic_cast<baton::detail::BackendRuntimeRelay<host, f32, 8>*>(relay.get());
+  REQUIRE(on_host != nullptr);
+  HostContext& context = on_host->execution().context;
+  CHECK(context.threads() == 3);
+  CHECK_FALSE(context.bf16_products());
   relay->prewarm();
+  const std::uint64_t prewarm_loops = context.pool().loops();  // short prefixes: maybe none
   const RelayResult r = relay->run(kRequestIds());
+  CHECK(context.pool().loops() > prewarm_loops);  // the stages' forwards reached the pool
 
   const auto req = kRequestIds();
   const auto e = f.reference(0, {3, 14, 15}, concat({{60}, req}), 6);
@@ -157,6 +185,27 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
   CHECK(r.verdict == Verdict::fail);
   CHECK_THROWS_AS(relay->run(std::vector<std::int32_t>(513, 1)),
                   capacity_error);  // > max_request_tokens
+}
+
+TEST_CASE("a relay file's \"host\": {\"bf16_products\": true} reaches the context, or names the CPU's lack") {
+  RelayFixture f("json_bf16p");
+  const json j = {{"model", "model"},
+                  {"host", {{"threads", 1}, {"bf16_products", true}}},
+                  {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 2}}}}};
+  std::ofstream(f.dir / "relay.json") << j.dump(2);
+  const RelaySpec spec = load_relay_spec(f.dir / "relay.json");
+  if (host_simd::best_isa() == host_simd::Isa::avx512 && host_simd::cpu_supports_bf16_products()) {
+    const auto relay = build_relay(spec);
+    auto* on_host = dynamic_cast<baton::detail::BackendRuntimeRelay<host, f32, 8>*>(relay.get());
+    REQUIRE(on_host != nullptr);
+    CHECK(on_host->execution().context.bf16_products());
+    CHECK(on_host->execution().context.threads() == 1);
+  } else {
+    CHECK_THROWS_WITH_AS(build_relay(spec),
+                         doctest::Contains("relay.json: field 'host': 'bf16_products' needs a CPU "
+                                           "with AVX-512 and AVX512-BF16"),
+                         config_error);
+  }
 }
 
 TEST_CASE("a text relay: ChatML prefix, text segments, stop text and a text gate") {

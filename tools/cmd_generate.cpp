@@ -39,6 +39,7 @@
 #include "commands.hpp"
 #include "cuda_entry.hpp"
 #include "generate_run.hpp"
+#include "host_choice.hpp"
 
 using namespace baton;
 using baton::cli::ArgError;
@@ -73,6 +74,7 @@ struct Args {
   int max_new = 0;
   bool ignore_eos = false, json = false, logits = false, help = false;
   std::optional<BackendChoice> backend;  ///< --backend; unset: the build's default
+  baton::cli::HostChoice host;           ///< --threads, --bf16-products
 };
 
 Args parse_args(int argc, char** argv) {
@@ -118,6 +120,7 @@ Args parse_args(int argc, char** argv) {
       a.logits = true;
     } else if (arg == "--backend") {
       a.backend = baton::cli::parse_backend(value());
+    } else if (baton::cli::parse_host_option(arg, value, a.host)) {
     } else {
       throw ArgError{"unknown option '" + std::string(arg) + "'"};
     }
@@ -157,14 +160,21 @@ int cmd_generate(int argc, char** argv) {
   try {
     a = parse_args(argc, argv);
   } catch (const ArgError& e) {
-    std::cerr << "baton generate: " << e.message << "\n" << kUsage << baton::cli::backend_usage();
+    std::cerr << "baton generate: " << e.message << "\n"
+              << kUsage << baton::cli::backend_usage() << baton::cli::host_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << baton::cli::backend_usage();
+    std::cout << kUsage << baton::cli::backend_usage() << baton::cli::host_usage();
     return 0;
   }
   const BackendChoice backend = baton::cli::resolve_backend(a.backend);
+  try {
+    baton::cli::check_host_options(a.host, backend == BackendChoice::host);
+  } catch (const ArgError& e) {
+    std::cerr << "baton generate: " << e.message << "\n";
+    return 2;
+  }
 
   const ModelConfig cfg = io::load_model_config(a.model);
   const std::vector<std::int32_t> stop_ids =
@@ -198,7 +208,12 @@ int cmd_generate(int argc, char** argv) {
     g = cli::generate_on_cuda(job);
 #endif
   } else {
-    g = cli::generate_dispatch<host>(job, cfg);
+    // The forward's loops on a thread pool this command owns (not OpenMP's spinning team).
+    HostContext context(HostContextOptions{.threads = a.host.threads.value_or(0),
+                                           .bf16_products = a.host.bf16_products});
+    cli::GenerateJob on_pool = job;
+    on_pool.host_context = &context;
+    g = cli::generate_dispatch<host>(on_pool, cfg);
   }
 
   if (!a.json) {

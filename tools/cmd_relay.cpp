@@ -4,7 +4,7 @@
 /// @brief `baton relay`: run a relay described by a JSON file (docs/relay.md has the format).
 ///
 ///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N] [--trace]
-///               [--backend host|cuda]
+///               [--backend host|cuda] [--threads N] [--bf16-products]
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
@@ -14,7 +14,8 @@
 /// a host interceptor) and prints each stage run's per-step table (or "trace" arrays in JSON).
 /// The backend that ran is the JSON's "backend" and the end of the plain verdict line. The
 /// relay file's "backend" field chooses it when --backend is not given; --backend overrides
-/// the file (cli::resolve_relay_backend).
+/// the file (cli::resolve_relay_backend). --threads and --bf16-products override the file's
+/// "host" field (the host relay's HostContext).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -27,6 +28,7 @@
 
 #include "args.hpp"
 #include "backend_choice.hpp"
+#include "host_choice.hpp"
 #include "baton/relay/runtime_relay.hpp"
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
@@ -38,7 +40,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
     "[--trace]\n"
-    "                   [--backend host|cuda]\n"
+    "                   [--backend host|cuda] [--threads N] [--bf16-products]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
     "  --ids LIST     the request as token ids, used as given\n"
     "  \"question\"     the request as text (needs the relay's tokenizer)\n"
@@ -53,6 +55,7 @@ struct Args {
   bool json = false, help = false, trace = false;
   int repeat = 1;
   std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
+  cli::HostChoice host;                       ///< --threads, --bf16-products
 };
 
 Args parse_args(int argc, char** argv) {
@@ -79,6 +82,7 @@ Args parse_args(int argc, char** argv) {
       a.repeat = cli::parse_int<int>(value(), "--repeat");
     } else if (arg == "--backend") {
       a.backend = cli::parse_backend(value());
+    } else if (cli::parse_host_option(arg, value, a.host)) {
     } else if (arg.starts_with("--")) {
       throw cli::ArgError{"unknown option '" + std::string(arg) + "'"};
     } else {
@@ -135,11 +139,12 @@ int cmd_relay(int argc, char** argv) {
   try {
     a = parse_args(argc, argv);
   } catch (const cli::ArgError& e) {
-    std::cerr << "baton relay: " << e.message << "\n" << kUsage << cli::backend_usage();
+    std::cerr << "baton relay: " << e.message << "\n"
+              << kUsage << cli::backend_usage() << cli::host_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << cli::backend_usage();
+    std::cout << kUsage << cli::backend_usage() << cli::host_usage();
     return 0;
   }
   if (a.backend) (void)cli::resolve_backend(a.backend);  // before anything is loaded
@@ -148,6 +153,14 @@ int cmd_relay(int argc, char** argv) {
   [[maybe_unused]] const cli::BackendChoice backend =
       cli::resolve_relay_backend(a.backend, spec.backend, a.config);
   spec.backend = std::string(cli::backend_name(backend));
+  try {
+    cli::check_host_options(a.host, backend == cli::BackendChoice::host);
+  } catch (const cli::ArgError& e) {
+    std::cerr << "baton relay: " << e.message << "\n";
+    return 2;
+  }
+  if (a.host.threads) spec.host.threads = *a.host.threads;
+  if (a.host.bf16_products) spec.host.bf16_products = true;
   std::optional<Tokenizer> tok;
   if (spec.tokenizer) {
     tok = Tokenizer::from_file(*spec.tokenizer);

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+namespace baton {
+class HostContext;
+}
 namespace baton::grammar {
 class TokenGrammar;
 }
@@ -23,6 +26,7 @@ struct GenerateJob {
   int max_new = 0;
   bool keep_first_logits = false;                        ///< --logits
   std::shared_ptr<const grammar::TokenGrammar> grammar;  ///< --regex / --json-schema (host only)
+  HostContext* host_context = nullptr;  ///< host: the pool the forward runs on (null: OpenMP)
 };
 
 struct Generated {

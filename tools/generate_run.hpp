@@ -74,6 +74,8 @@ Generated generate(const GenerateJob& job) {
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<B> ws;
+  if constexpr (std::is_same_v<B, host>)
+    if (job.host_context != nullptr) ws.extras.bind(*job.host_context);
   const DecodeOptions opt{job.max_new, job.stop_ids};
   Generated out;
   // The library's decode loop, exactly as a stage runs it: no hook, so on a device backend it

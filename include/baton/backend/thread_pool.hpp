@@ -57,6 +57,9 @@ class ThreadPool {
   }
 
   int size() const noexcept { return static_cast<int>(workers_.size()) + 1; }
+  /// How many loops (parallel_for calls with work) this pool has run: what a caller checks to
+  /// see that its work reached the pool (a relay's stages, a command's forward).
+  std::uint64_t loops() const noexcept { return loops_; }
 
   /// Calls f(begin, end) over [0, n) in chunks of at most `grain` indices (the last one
   /// shorter), each chunk exactly once, on the pool's threads and the caller; returns when all
@@ -66,6 +69,7 @@ class ThreadPool {
   template <class F>
   void parallel_for(long n, long grain, F&& f) {
     if (n <= 0) return;
+    ++loops_;  // only the calling thread writes it (one loop at a time)
     if (grain < 1) grain = 1;
     const long chunks = (n + grain - 1) / grain;
     if (workers_.empty() || chunks == 1) {
@@ -198,6 +202,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   Job job_;
   std::uint32_t generation_ = 0;  ///< written by the calling thread only
+  std::uint64_t loops_ = 0;       ///< written by the calling thread only
   std::atomic<std::uint64_t> ticket_{0};
   std::atomic<std::uint32_t> done_{0};
   std::atomic<std::uint32_t> epoch_{0};

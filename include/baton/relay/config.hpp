@@ -79,6 +79,12 @@ struct GateSpec {
   IdsOrText needle;
 };
 
+/// "host": how a relay on the host backend runs (HostContextOptions, backend/host_context.hpp).
+struct HostRunSpec {
+  int threads = 0;             ///< "threads": its thread pool's size; 0: every core
+  bool bf16_products = false;  ///< "bf16_products": prefill's bf16 products on AVX512-BF16
+};
+
 struct RelaySpec {
   std::filesystem::path source;  ///< the JSON file (for messages)
   std::filesystem::path model;
@@ -87,6 +93,7 @@ struct RelaySpec {
   /// spec that names another backend than theirs (check_spec_backend); `baton relay
   /// --backend` overrides the file (tools/backend_choice.hpp).
   std::optional<std::string> backend;
+  HostRunSpec host;  ///< "host": {"threads": N, "bf16_products": false}; the CUDA backend ignores it
   std::vector<StageSpec> stages;
   GateSpec gate;
   int max_cycles = 1;
@@ -238,8 +245,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   const std::string src = source.string();
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
   detail::known_keys_check(j, src,
-                           {"model", "tokenizer", "backend", "stages", "gate", "max_cycles",
-                            "loop_from", "max_request_tokens"});
+                           {"model", "tokenizer", "backend", "host", "stages", "gate",
+                            "max_cycles", "loop_from", "max_request_tokens"});
   const io::FieldReader<> f(j, src);
   const std::filesystem::path base = source.parent_path();
   RelaySpec spec;
@@ -251,6 +258,17 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     BATON_CHECK(*b == "host" || *b == "cuda", config_error, src, ": field 'backend' = \"", *b,
                 "\": a relay runs on \"host\" or \"cuda\"");
     spec.backend = *b;
+  }
+  if (j.contains("host")) {
+    const std::string hw = src + ": field 'host'";
+    BATON_CHECK(j["host"].is_object(), config_error, hw,
+                " must be an object, e.g. {\"threads\": 2, \"bf16_products\": false}");
+    detail::known_keys_check(j["host"], hw, {"threads", "bf16_products"});
+    const io::FieldReader<> h(j["host"], hw);
+    spec.host.threads = h.int_or("threads", 0);
+    BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= 1024, config_error, hw,
+                ": 'threads' = ", spec.host.threads, " must be in [0, 1024] (0: every core)");
+    spec.host.bf16_products = h.bool_or("bf16_products", false);
   }
   spec.max_cycles = f.int_or("max_cycles", 1);
   BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");

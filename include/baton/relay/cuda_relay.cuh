@@ -22,6 +22,7 @@ namespace baton {
 /// The CUDA relay's execution context: one stream for all its stages.
 template <>
 struct RelayExecution<cuda> {
+  explicit RelayExecution(const RelaySpec&) {}
   CudaContext context;
   void bind(Workspace<cuda>& ws) { ws.extras.bind(context); }
 };

@@ -12,6 +12,27 @@
 
 namespace baton {
 
+/// The host relay's execution context: one HostContext (thread pool, kernels) for all its
+/// stages, sized by the spec's "host" field (every core by default). Without it the stages'
+/// workspaces would run on OpenMP, whose spinning barriers stall when a core is busy.
+template <>
+struct RelayExecution<host> {
+  explicit RelayExecution(const RelaySpec& spec) : context(options_for(spec)) {}
+  HostContext context;
+  void bind(Workspace<host>& ws) { ws.extras.bind(context); }
+
+ private:
+  static HostContextOptions options_for(const RelaySpec& spec) {
+    BATON_CHECK(!spec.host.bf16_products || (host_simd::best_isa() == host_simd::Isa::avx512 &&
+                                             host_simd::cpu_supports_bf16_products()),
+                config_error, spec.source.string(),
+                ": field 'host': 'bf16_products' needs a CPU with AVX-512 and AVX512-BF16 "
+                "(vdpbf16ps), and this one lacks them");
+    return HostContextOptions{.threads = spec.host.threads,
+                              .bf16_products = spec.host.bf16_products};
+  }
+};
+
 /// build_relay_as_on on the host backend: one (storage type, head_dim) instantiation, so a
 /// program made for one model compiles in a fraction of build_relay's time.
 template <StorageType S, int D>

@@ -44,10 +44,12 @@ class RuntimeRelay {
 };
 
 /// What a run-time relay on backend B owns besides its stages, and binds each stage's
-/// workspaces to: nothing on the host; the relay's CudaContext on baton::cuda
-/// (relay/cuda_relay.cuh specializes it), so all its stages run in order on one stream.
+/// workspaces to: a HostContext on the host (relay/runtime_relay.hpp specializes it, from the
+/// spec's "host" field), a CudaContext on baton::cuda (relay/cuda_relay.cuh), so all its
+/// stages run in order on one thread pool or one stream; nothing elsewhere (the host grid).
 template <Backend B>
 struct RelayExecution {
+  explicit RelayExecution(const RelaySpec&) {}
   void bind(Workspace<B>&) {}
 };
 
@@ -102,7 +104,8 @@ class BackendRuntimeRelay final : public RuntimeRelay {
   using StageT = Stage<Model, Slice, Cache, wire::DynamicInput, RuntimeChain<B>>;
 
  public:
-  BackendRuntimeRelay(const RelaySpec& spec, Model model) : model_(std::move(model)) {
+  BackendRuntimeRelay(const RelaySpec& spec, Model model)
+      : model_(std::move(model)), execution_(spec) {
     const std::string src = spec.source.string();
     std::vector<StageBase<B>*> ptrs;
     for (std::size_t i = 0; i < spec.stages.size(); ++i) {

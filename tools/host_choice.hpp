@@ -1,0 +1,50 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The host backend's command-line options, shared by `baton generate` and `baton
+///        relay`: `--threads N` (the HostContext's pool; 0: every core) and `--bf16-products`
+///        (prefill's bf16 products on AVX512-BF16; HostContextOptions says what they cost).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "args.hpp"
+
+namespace baton::cli {
+
+struct HostChoice {
+  std::optional<int> threads;  ///< --threads; unset: the relay file's, else every core
+  bool bf16_products = false;  ///< --bf16-products
+  bool any() const { return threads.has_value() || bf16_products; }
+};
+
+/// Consumes `arg` if it is one of the host options (`value` reads the option's value).
+template <class Value>
+bool parse_host_option(std::string_view arg, Value&& value, HostChoice& h) {
+  if (arg == "--threads") {
+    const int n = parse_int<int>(value(), "--threads");
+    if (n < 0 || n > 1024) throw ArgError{"--threads must be in [0, 1024] (0: every core)"};
+    h.threads = n;
+    return true;
+  }
+  if (arg == "--bf16-products") {
+    h.bf16_products = true;
+    return true;
+  }
+  return false;
+}
+
+/// Refuses the host options where the run is not on the host.
+inline void check_host_options(const HostChoice& h, bool on_host) {
+  if (h.any() && !on_host) throw ArgError{"--threads and --bf16-products are host-backend options"};
+}
+
+inline std::string host_usage() {
+  return "  --threads N       host: the thread pool's size (default: every core)\n"
+         "  --bf16-products   host: bf16 models' prefill products on AVX512-BF16 (rounds the\n"
+         "                    activations to bf16; docs/performance.md)\n";
+}
+
+}  // namespace baton::cli
