@@ -7,7 +7,9 @@ For every round, model and precision the two engines run alternately (which goes
 flips every round), each in a fresh process that loads the model and then times a warm-up
 and one measured pass; the ratios are taken within a round, and the medians over rounds are
 reported, because the machine's speed drifts between rounds. Each round also measures the
-read bandwidth (decode_bench's STREAM-like test), so decode's bytes/s can be set against it.
+read bandwidth (decode_bench's STREAM-like test), and every decode sample is followed by a
+short read test of its own, which its bytes/s are set against (the bandwidth drifts within a
+round as well).
 In the "busy" condition the benchmark runs its own bounded busy loop pinned to one core while
 both engines measure, to compare how much each loses when a core is taken."""
 
@@ -153,6 +155,8 @@ def main() -> int:
     ap.add_argument("--busy-rounds", type=int, default=7, help="0: no busy-core condition")
     ap.add_argument("--busy-models", default="qwen2-155m")
     ap.add_argument("--stream-mib", type=int, default=512)
+    ap.add_argument("--adjacent-read-mib", type=int, default=256,
+                    help="the read test right after each decode sample (its bandwidth fraction)")
     ap.add_argument("--workloads", default="p128_d64,p512",
                     help="p128_d64: 128-token prefill then 64 decode steps; p512: 512-token prefill")
     ap.add_argument("--no-openmp", dest="openmp_too", action="store_false",
@@ -214,11 +218,17 @@ def main() -> int:
                                 got[eng] = (e.baton(m["hf"], p, prompt, decode) if eng == "baton"
                                             else e.baton(m["hf"], p, prompt, decode, openmp=True) if eng == "baton_omp"
                                             else e.llama(m["gguf"][p], prompt, decode))
+                                if decode:
+                                    # The machine's bandwidth drifts within a round (shared host:
+                                    # 33-63 GB/s within minutes), so each decode sample gets a read
+                                    # test of its own, run right after it, for its fraction.
+                                    got[eng]["read_after"] = e.bandwidth(a.adjacent_read_mib)["read"]
                             s = {"round": rnd, "condition": cond, "model": n, "precision": p,
                                  "workload": wl, "bandwidth": bw, "first": order[0],
                                  "loadavg": os.getloadavg()}  # the machine may be shared
                             for eng in got:
-                                s[eng] = {k: got[eng][k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s")}
+                                s[eng] = {k: got[eng][k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "read_after")
+                                          if k in got[eng]}
                             s["weight_bytes_per_step"] = got["baton"]["weight_bytes_per_step"]
                             samples.append(s)
                             log(f"  {cond} {n} {p} {wl}: baton prefill {s['baton']['prefill_tokens_per_s']:.0f} "
@@ -242,10 +252,21 @@ def main() -> int:
     return 0
 
 
+def read_of(s, eng) -> float:
+    """The read bandwidth a decode sample is set against: the test run right after it, or
+    (older JSON) the round's test at its start."""
+    return s[eng].get("read_after", s["bandwidth"]["read"])
+
+
+def fraction(s, eng) -> float:
+    return s["weight_bytes_per_step"] * s[eng]["decode_tokens_per_s"] / 1e9 / read_of(s, eng)
+
+
 def summarize(samples, names, precisions) -> dict:
     """Median over rounds of per-round ratios (baton / llama.cpp), the noise as the
     min..max of those ratios, the busy/idle loss of each engine and decode's bandwidth
-    fraction (weight bytes per step x tokens/s over the round's read bandwidth)."""
+    fraction (weight bytes per step x tokens/s over the read bandwidth measured right after
+    that sample)."""
     def pick(cond, n, p, wl):
         return [s for s in samples if (s["condition"], s["model"], s["precision"], s["workload"]) == (cond, n, p, wl)]
 
@@ -272,8 +293,9 @@ def summarize(samples, names, precisions) -> dict:
                     "llama_prefill128_tokens_per_s": stats([s["llama"]["prefill_tokens_per_s"] for s in d]),
                     "baton_prefill512_tokens_per_s": stats([s["baton"]["prefill_tokens_per_s"] for s in pf]),
                     "llama_prefill512_tokens_per_s": stats([s["llama"]["prefill_tokens_per_s"] for s in pf]),
-                    "baton_bandwidth_fraction": stats([s["weight_bytes_per_step"] * s["baton"]["decode_tokens_per_s"] / 1e9 / s["bandwidth"]["read"] for s in d]),
-                    "llama_bandwidth_fraction": stats([s["weight_bytes_per_step"] * s["llama"]["decode_tokens_per_s"] / 1e9 / s["bandwidth"]["read"] for s in d]),
+                    "baton_bandwidth_fraction": stats([fraction(s, "baton") for s in d]),
+                    "llama_bandwidth_fraction": stats([fraction(s, "llama") for s in d]),
+                    "baton_read_after_gb_per_s": stats([read_of(s, "baton") for s in d]),
                 }
             # 16-bit decode target: baton bf16 against llama.cpp's better of bf16 / f16, per round
             b16, f16 = pick(cond, n, "bf16", "p128_d64"), pick(cond, n, "f16", "p128_d64")
