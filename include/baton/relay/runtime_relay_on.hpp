@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "baton/kv/head_dims.hpp"
@@ -49,6 +50,9 @@ class RuntimeRelay {
 /// stages run in order on one thread pool or one stream; nothing elsewhere (the host grid).
 template <Backend B>
 struct RelayExecution {
+  // The host one owns a HostContext; without its header a host relay would silently differ.
+  static_assert(!std::is_same_v<B, host>,
+                "a relay on baton::host needs baton/relay/runtime_relay.hpp (RelayExecution<host>)");
   explicit RelayExecution(const RelaySpec&) {}
   void bind(Workspace<B>&) {}
 };
