@@ -99,7 +99,7 @@ Bandwidth measure_bandwidth(std::size_t mib, int reps) {
     host_memory::release(a, n * sizeof(double));
     host_memory::release(b, n * sizeof(double));
     BATON_FAIL(capacity_error, "decode_bench: cannot allocate 3 x ", mib,
-                " MiB for the bandwidth test (use --stream-mib)");
+               " MiB for the bandwidth test (use --stream-mib)");
   }
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {

@@ -12,8 +12,8 @@
 #include <string>
 #include <utility>
 
-#include "baton/core/dtype.hpp"
 #include "baton/backend/host.hpp"
+#include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 
 using namespace baton;
@@ -87,8 +87,9 @@ std::string thp_mode() {
   std::string s;
   std::getline(f, s);
   const auto open = s.find('['), close = s.find(']');
-  return open == std::string::npos || close == std::string::npos ? ""
-                                                                   : s.substr(open + 1, close - open - 1);
+  return open == std::string::npos || close == std::string::npos
+             ? ""
+             : s.substr(open + 1, close - open - 1);
 }
 
 }  // namespace
@@ -107,7 +108,8 @@ TEST_CASE("host buffers: zeroed, cache-line aligned, large ones on 2 MiB advised
     CHECK(eligible == 1);
     CHECK(thp_eligible(small.data()) == 0);
   } else {
-    MESSAGE("THP mode '", thp_mode(), "', THPeligible ", eligible, ": the advice is not observable");
+    MESSAGE("THP mode '", thp_mode(), "', THPeligible ", eligible,
+            ": the advice is not observable");
   }
   HostBuffer<float> moved = std::move(large);  // released once, with its own alignment
   CHECK(moved.size() == 3 * host_memory::kHugePage / sizeof(float) + 5);

@@ -103,10 +103,11 @@ TEST_CASE("relay JSON: errors name the file and the field") {
   CHECK(parse(j).host.threads == 3);
   CHECK(parse(j).host.bf16_products);
   j["host"] = 3;
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("/cfg/relay.json: field 'host' must be an object"),
-                       config_error);
+  CHECK_THROWS_WITH_AS(
+      parse(j), doctest::Contains("/cfg/relay.json: field 'host' must be an object"), config_error);
   j["host"] = {{"threads", -1}};
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("field 'host': 'threads' = -1 must be in [0, 1024]"),
+  CHECK_THROWS_WITH_AS(parse(j),
+                       doctest::Contains("field 'host': 'threads' = -1 must be in [0, 1024]"),
                        config_error);
   j["host"] = {{"cores", 2}};
   CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("field 'host': unknown field 'cores'"),
@@ -187,14 +188,15 @@ TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
                   capacity_error);  // > max_request_tokens
 }
 
-TEST_CASE("a relay file's \"host\": {\"bf16_products\": true} reaches the context, or names the CPU's lack") {
+TEST_CASE("\"host\": {\"bf16_products\": true} reaches the context, or names the CPU's lack") {
   RelayFixture f("json_bf16p");
-  const json j = {{"model", "model"},
-                  {"host", {{"threads", 1}, {"bf16_products", true}}},
-                  {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 2}}}}};
+  const json j = {
+      {"model", "model"},
+      {"host", {{"threads", 1}, {"bf16_products", true}}},
+      {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 2}}}}};
   std::ofstream(f.dir / "relay.json") << j.dump(2);
   const RelaySpec spec = load_relay_spec(f.dir / "relay.json");
-  if (host_simd::best_isa() == host_simd::Isa::avx512 && host_simd::cpu_supports_bf16_products()) {
+  if (host_simd::cpu_supports_bf16_products()) {
     const auto relay = build_relay(spec);
     auto* on_host = dynamic_cast<baton::detail::BackendRuntimeRelay<host, f32, 8>*>(relay.get());
     REQUIRE(on_host != nullptr);

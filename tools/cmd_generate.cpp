@@ -195,13 +195,13 @@ int cmd_generate(int argc, char** argv) {
                   *tok, stop_ids, static_cast<std::size_t>(cfg.vocab_size))));
   }
 
-  const cli::GenerateJob job{.model = a.model,
-                             .adapter = a.adapter,
-                             .prompt = prompt,
-                             .stop_ids = stop_ids,
-                             .max_new = a.max_new,
-                             .keep_first_logits = a.logits,
-                             .grammar = constraint};
+  cli::GenerateJob job{.model = a.model,
+                       .adapter = a.adapter,
+                       .prompt = prompt,
+                       .stop_ids = stop_ids,
+                       .max_new = a.max_new,
+                       .keep_first_logits = a.logits,
+                       .grammar = constraint};
   cli::Generated g;
   if (backend == BackendChoice::cuda) {
 #if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
@@ -211,9 +211,8 @@ int cmd_generate(int argc, char** argv) {
     // The forward's loops on a thread pool this command owns (not OpenMP's spinning team).
     HostContext context(HostContextOptions{.threads = a.host.threads.value_or(0),
                                            .bf16_products = a.host.bf16_products});
-    cli::GenerateJob on_pool = job;
-    on_pool.host_context = &context;
-    g = cli::generate_dispatch<host>(on_pool, cfg);
+    job.host_context = &context;
+    g = cli::generate_dispatch<host>(job, cfg);
   }
 
   if (!a.json) {

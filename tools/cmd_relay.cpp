@@ -28,10 +28,10 @@
 
 #include "args.hpp"
 #include "backend_choice.hpp"
-#include "host_choice.hpp"
 #include "baton/relay/runtime_relay.hpp"
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
+#include "host_choice.hpp"
 
 using namespace baton;
 

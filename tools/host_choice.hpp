@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "args.hpp"
+#include "baton/relay/config.hpp"
 
 namespace baton::cli {
 
@@ -25,7 +26,9 @@ template <class Value>
 bool parse_host_option(std::string_view arg, Value&& value, HostChoice& h) {
   if (arg == "--threads") {
     const int n = parse_int<int>(value(), "--threads");
-    if (n < 0 || n > 1024) throw ArgError{"--threads must be in [0, 1024] (0: every core)"};
+    if (n < 0 || n > HostRunSpec::kMaxThreads)
+      throw ArgError{"--threads must be in [0, " + std::to_string(HostRunSpec::kMaxThreads) +
+                     "] (0: every core)"};
     h.threads = n;
     return true;
   }

@@ -81,7 +81,8 @@ struct GateSpec {
 
 /// "host": how a relay on the host backend runs (HostContextOptions, backend/host_context.hpp).
 struct HostRunSpec {
-  int threads = 0;             ///< "threads": its thread pool's size; 0: every core
+  static constexpr int kMaxThreads = 1024;  ///< "threads" and --threads: at most this many
+  int threads = 0;                          ///< "threads": its thread pool's size; 0: every core
   bool bf16_products = false;  ///< "bf16_products": prefill's bf16 products on AVX512-BF16
 };
 
@@ -93,7 +94,8 @@ struct RelaySpec {
   /// spec that names another backend than theirs (check_spec_backend); `baton relay
   /// --backend` overrides the file (tools/backend_choice.hpp).
   std::optional<std::string> backend;
-  HostRunSpec host;  ///< "host": {"threads": N, "bf16_products": false}; the CUDA backend ignores it
+  /// "host": {"threads": N, "bf16_products": false}; the CUDA backend ignores it.
+  HostRunSpec host;
   std::vector<StageSpec> stages;
   GateSpec gate;
   int max_cycles = 1;
@@ -245,8 +247,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   const std::string src = source.string();
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
   detail::known_keys_check(j, src,
-                           {"model", "tokenizer", "backend", "host", "stages", "gate",
-                            "max_cycles", "loop_from", "max_request_tokens"});
+                           {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles",
+                            "loop_from", "max_request_tokens"});
   const io::FieldReader<> f(j, src);
   const std::filesystem::path base = source.parent_path();
   RelaySpec spec;
@@ -266,8 +268,9 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     detail::known_keys_check(j["host"], hw, {"threads", "bf16_products"});
     const io::FieldReader<> h(j["host"], hw);
     spec.host.threads = h.int_or("threads", 0);
-    BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= 1024, config_error, hw,
-                ": 'threads' = ", spec.host.threads, " must be in [0, 1024] (0: every core)");
+    BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= HostRunSpec::kMaxThreads,
+                config_error, hw, ": 'threads' = ", spec.host.threads, " must be in [0, ",
+                HostRunSpec::kMaxThreads, "] (0: every core)");
     spec.host.bf16_products = h.bool_or("bf16_products", false);
   }
   spec.max_cycles = f.int_or("max_cycles", 1);

@@ -51,8 +51,9 @@ class RuntimeRelay {
 template <Backend B>
 struct RelayExecution {
   // The host one owns a HostContext; without its header a host relay would silently differ.
-  static_assert(!std::is_same_v<B, host>,
-                "a relay on baton::host needs baton/relay/runtime_relay.hpp (RelayExecution<host>)");
+  static_assert(
+      !std::is_same_v<B, host>,
+      "a relay on baton::host needs baton/relay/runtime_relay.hpp (RelayExecution<host>)");
   explicit RelayExecution(const RelaySpec&) {}
   void bind(Workspace<B>&) {}
 };
