@@ -112,6 +112,49 @@ int main(int argc, char** argv) {
   full["gate"] = {{"starts_with", {7}}};
   full["max_cycles"] = 3;
   write(out / "relay" / "full", full.dump(2));
+  // ... and the grammar field, both kinds (relay files parse it; compiling needs a tokenizer).
+  json with_grammar = two;
+  with_grammar["stages"][0]["grammar"] = {{"regex", "[0-9]{1,3} [+*-] [0-9]{1,3}"}};
+  with_grammar["stages"][1]["grammar"] = {
+      {"json_schema",
+       {{"type", "object"},
+        {"properties", {{"ok", {{"type", "boolean"}}}, {"n", {{"type", "integer"}}}}},
+        {"required", {"ok"}}}}};
+  write(out / "relay" / "grammar", with_grammar.dump(2));
+
+  // grammars: regexes of the documented syntax (docs/grammar.md), and JSON schemas of the subset.
+  const char* regexes[] = {"[0-9]{3}",
+                           "(yes|no)",
+                           "[A-Z][a-z]{2,8}( [A-Z][a-z]{2,8})?",
+                           "-?[0-9]+(\\.[0-9]+)?",
+                           "\\d{1,2}:\\d\\d",
+                           "(ab|a)*b+c?",
+                           "[^\\n\"]{0,20}",
+                           "\\w+@\\w+\\.(com|org)",
+                           "(a{2}){3}",
+                           ""};
+  int k = 0;
+  for (const char* r : regexes) write(out / "grammar_regex" / ("seed_" + std::to_string(k++)), r);
+  const json schemas[] = {
+      {{"type", "object"},
+       {"properties",
+        {{"name", {{"type", "string"}, {"maxLength", 8}}}, {"age", {{"type", "integer"}}}}},
+       {"required", {"name", "age"}},
+       {"additionalProperties", false}},
+      {{"type", "array"}, {"items", {{"type", "number"}}}, {"minItems", 1}, {"maxItems", 3}},
+      {{"type", "string"}, {"enum", {"red", "green"}}},
+      {{"enum", {"a", "b\"c"}}},
+      {{"type", "string"}, {"minLength", 2}, {"maxLength", 4}},
+      {{"type", "array"},
+       {"items",
+        {{"type", "object"},
+         {"properties", {{"ok", {{"type", "boolean"}}}}},
+         {"required", {"ok"}},
+         {"additionalProperties", false}}}},
+      {{"type", "integer"}, {"minimum", 0}}};  // outside the subset: rejected
+  k = 0;
+  for (const json& j : schemas)
+    write(out / "json_schema" / ("seed_" + std::to_string(k++)), j.dump());
   fs::remove_all(out / "tmp");
   return 0;
 }

@@ -11,11 +11,13 @@ cd "$baton_root"
 start=$SECONDS
 
 "$baton_root/scripts/setup.sh"
+baton_ccache_setup  # ccache may be new
 
 build_dir=${BATON_BUILD_DIR:-build/demo}
 baton_say "configure and build the demo (demo preset: host only, examples only; $build_dir)"
 mkdir -p "$build_dir"
-cmake --preset=demo -B "$build_dir" >"$build_dir/configure.log" 2>&1 ||
+mapfile -t args < <(baton_configure_args demo "$build_dir")
+cmake "${args[@]}" >"$build_dir/configure.log" 2>&1 ||
   { cat "$build_dir/configure.log"; exit 1; }
 cmake --build "$build_dir" --target word_problems_demo --parallel "$baton_jobs"
 

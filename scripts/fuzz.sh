@@ -2,9 +2,10 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
 # Builds the libFuzzer targets (fuzz/, clang 16, ASan + UBSan) and runs each for SECONDS
-# (default 60) from its seed corpus, then prints one line per target: executions, exec/s and
-# whether it crashed. Exits non-zero if any target found a crash (its reproducer is left in
-# build/fuzz/findings/<target>/: turn it into a regression test, see docs/security.md).
+# (default 60) from its seed corpus, BATON_JOBS of them at a time (default: the number of
+# CPUs), then prints one line per target: executions, exec/s and what it found. Exits non-zero
+# if any target found a crash (its reproducer is left in build/fuzz/findings/<target>/: turn it
+# into a regression test, see docs/security.md).
 #   scripts/fuzz.sh [SECONDS]
 # Debian 12's clang 14 cannot compile baton with libstdc++ 12 (no std::source_location);
 # clang 16 and its runtime (libFuzzer, sanitizers) are Debian 12 packages, installed if missing.
@@ -13,6 +14,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/common.sh
 seconds=${1:-60}
 build=build/fuzz
+targets=(safetensors hf_config peft_config tokenizer relay grammar_regex json_schema)
+# Known findings, until "hostile input, round two" bounds the grammar compiler in time and
+# memory (docs/ci.md lists them): these targets fuzz in fork mode, where a timeout or an
+# out-of-memory input is recorded and the run goes on; they are reported, and do not fail the
+# run. A crash (a sanitizer report, an exception other than baton::error) still does.
+known_slow=(grammar_regex json_schema)
 
 if ! command -v clang++-16 >/dev/null ||
   ! ls /usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
@@ -26,7 +33,8 @@ if ! command -v clang++-16 >/dev/null ||
 fi
 
 baton_say "building the fuzzers (clang 16, ASan + UBSan)"
-cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_COMPILER_LAUNCHER=$baton_launcher" >/dev/null
 cmake --build "$build" --parallel "$baton_jobs"
 
 # Seeds: generated with the tests' helpers, plus the small fixture files.
@@ -44,29 +52,62 @@ done
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-rows=()
-failed=0
-for t in safetensors hf_config peft_config tokenizer relay; do
-  baton_say "fuzz_$t: $seconds s"
-  findings=$build/findings/$t
+
+# fuzz TARGET: runs one target for $seconds; its exit status is in $build/fuzz_TARGET.rc.
+fuzz() {
+  local t=$1 findings=$build/findings/$1 log=$build/fuzz_$1.log rc=0 mode=()
   mkdir -p "$findings" "$build/work/$t"
-  # The working corpus grows in build/; the seeds stay as generated.
-  log=$build/fuzz_$t.log
-  rc=0
-  # -rss_limit_mb / -timeout make unbounded memory and hangs findings too; -max_len is
-  # larger than every seed (the tokenizer seed is ~20 KB).
-  "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if [[ " ${known_slow[*]} " == *" $t "* ]]; then
+    mode=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=0)
+  fi
+  # The working corpus grows in build/; the seeds stay as generated. -rss_limit_mb / -timeout
+  # make unbounded memory and hangs findings too; -max_len is larger than every seed (the
+  # tokenizer seed is ~20 KB).
+  "$build/fuzz_$t" "${mode[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 \
     "$build/work/$t" "$corpus/$t" >"$log" 2>&1 || rc=$?
+  echo "$rc" >"$build/fuzz_$t.rc"
+}
+
+baton_say "fuzzing ${#targets[@]} targets, $seconds s each, $baton_jobs at a time"
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$baton_jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz "$t" &
+  running=$((running + 1))
+done
+wait
+
+rows=()
+failed=0
+for t in "${targets[@]}"; do
+  log=$build/fuzz_$t.log findings=$build/findings/$t
+  rc=$(cat "$build/fuzz_$t.rc")
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  if [ "$rc" -ne 0 ]; then
-    failed=1
-    tail -40 "$log"
-    rows+=("$(printf '%-12s %6s s %12s runs %8s exec/s  CRASH (see %s)' "$t" "$seconds" "${runs:-?}" "${speed:-?}" "$findings")")
-  else
-    rows+=("$(printf '%-12s %6s s %12s runs %8s exec/s  no crash' "$t" "$seconds" "${runs:-?}" "${speed:-?}")")
+  if [ -z "$runs" ]; then  # fork mode: the last progress line, "#N: cov: ... exec/s: E ..."
+    runs=$(sed -n 's/^#\([0-9]*\):.*exec\/s:.*/\1/p' "$log" | tail -1)
+    speed=$(sed -n 's/^#[0-9]*:.*exec\/s: *\([0-9]*\).*/\1/p' "$log" | tail -1)
   fi
+  crashes=$(find "$findings" -name 'crash-*' -o -name 'leak-*' -o -name 'deadly-*' | wc -l)
+  slow=$(find "$findings" -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' | wc -l)
+  what="no finding"
+  if [ "$rc" -ne 0 ] || [ "$crashes" -gt 0 ]; then
+    if [[ " ${known_slow[*]} " == *" $t "* ]] && [ "$crashes" -eq 0 ] && [ "$slow" -gt 0 ] &&
+      ! grep -q 'ERROR: AddressSanitizer\|runtime error:\|deadly signal\|uncaught exception' "$log"; then
+      what="$slow known finding(s): timeout/out-of-memory (docs/ci.md)"
+    else
+      failed=1
+      tail -40 "$log"
+      what="CRASH (see $findings)"
+    fi
+  elif [ "$slow" -gt 0 ]; then
+    what="$slow known finding(s): timeout/out-of-memory (docs/ci.md)"
+  fi
+  rows+=("$(printf '%-14s %4s s %10s runs %7s exec/s  %s' "$t" "$seconds" "${runs:-?}" "${speed:-?}" "$what")")
 done
 baton_say "fuzzers"
 printf '  %s\n' "${rows[@]}"

@@ -8,6 +8,8 @@
 # it cannot be had, e.g. without PyPI access. An argument names another requirements file
 # (relative to the repository root), e.g. tests/grammar/requirements.txt (llguidance).
 #   BATON_PYENV_DIR  the default environment's folder (default: ~/.cache/baton/pyenv-<hash>)
+#   BATON_WHEEL_DIR  the wheels they are installed from (default: ~/.cache/baton/wheels); a
+#                    read-only copy (the clean room's) is used as it is, without the network
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 req="$root/${1:-tests/python/requirements.txt}"
@@ -27,7 +29,18 @@ echo "pyenv.sh: installing the pinned reference packages into $dir (once)" >&2
 rm -rf "$dir"
 mkdir -p "$(dirname "$dir")"
 python3 -m venv "$dir" >&2
-if ! "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2; then
+pip=("$dir/bin/pip" --quiet --disable-pip-version-check)
+wheels=${BATON_WHEEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/wheels}
+# From the wheel cache alone when it holds everything; otherwise the wheels are downloaded into
+# it first (where it is writable), so that the next environment on this machine, a clean room's
+# included, installs without downloading torch's 3 GB again.
+offline() { "${pip[@]}" install --no-index --find-links "$wheels" -r "$req" >&2 2>/dev/null; }
+if [ -d "$wheels" ] && offline; then
+  echo "pyenv.sh: installed from $wheels" >&2
+elif mkdir -p "$wheels" 2>/dev/null && [ -w "$wheels" ] &&
+  "${pip[@]}" download --dest "$wheels" -r "$req" >&2 && offline; then
+  echo "pyenv.sh: downloaded into $wheels and installed from there" >&2
+elif ! "${pip[@]}" install -r "$req" >&2; then
   echo "pyenv.sh: could not install $req (no PyPI access?)" >&2
   rm -rf "$dir"
   exit 1

@@ -5,7 +5,7 @@
 # when everything is present it changes nothing and does not touch the network.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config python3 python3-venv
+packages=(cmake ninja-build g++ pkg-config python3 python3-venv ccache
           doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

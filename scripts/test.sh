@@ -11,6 +11,7 @@ cd "$baton_root"
 start=$SECONDS
 
 "$baton_root/scripts/setup.sh"
+baton_ccache_setup  # ccache may be new
 
 if [ -n "${BATON_PRESET:-}" ]; then
   preset=$BATON_PRESET
@@ -25,34 +26,50 @@ baton_say "configure ($preset preset, $build_dir)"
 mapfile -t args < <(baton_configure_args "$preset" "$build_dir")
 cmake "${args[@]}" "$@"
 
+# The outside references (transformers, peft, tokenizers; llguidance) in cached virtual
+# environments, installed in the background while the build runs (the first time, a 3 GB
+# download); the tests that use them skip without them (and fail under CI=true, where PyPI is
+# reachable).
+pyenv_log=$build_dir/pyenv.log
+if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
+  mkdir -p "$build_dir"
+  ( "$baton_root/scripts/pyenv.sh" >"$build_dir/pyenv.reference" 2>"$pyenv_log.reference" || true ) &
+  ( "$baton_root/scripts/pyenv.sh" tests/grammar/requirements.txt >"$build_dir/pyenv.grammar" \
+      2>"$pyenv_log.grammar" || true ) &
+fi
+
 # BATON_TEST_LABEL=L builds only what the tests labelled L need (target baton_L_tests) and runs
 # only them: `quick` is the clean room's set-up check (CLI, golden data, installed package,
-# the transformers comparison, the demo model's figures).
+# the transformers comparison, the demo model's figures); `host` what the sanitizer phase runs.
 label=${BATON_TEST_LABEL:-}
 baton_say "build ($baton_jobs jobs${label:+, only the tests labelled $label})"
-cmake --build "$build_dir" --parallel "$baton_jobs" ${label:+--target "baton_${label}_tests"}
+# The build's output is kept: .ci/run reads it for warnings (a cached compile replays them).
+cmake --build "$build_dir" --parallel "$baton_jobs" ${label:+--target "baton_${label}_tests"} 2>&1 |
+  tee "$build_dir/build.log"
 
-# The outside references (transformers, peft, tokenizers) in a cached virtual environment; the
-# tests that use them skip without it (and fail under CI=true, where PyPI is reachable).
 if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
   baton_say "reference python (scripts/pyenv.sh)"
-  if py=$("$baton_root/scripts/pyenv.sh"); then
+  wait
+  if py=$(cat "$build_dir/pyenv.reference") && [ -n "$py" ]; then
     export BATON_REFERENCE_PYTHON=$py
     echo "BATON_REFERENCE_PYTHON=$py"
   else
+    cat "$pyenv_log.reference"
     echo "scripts/test.sh: no reference python; the transformers/tokenizers comparisons will skip"
   fi
   # llguidance, the grammar tests' reference for token masks (its own small environment).
-  if py=$("$baton_root/scripts/pyenv.sh" tests/grammar/requirements.txt); then
+  if py=$(cat "$build_dir/pyenv.grammar") && [ -n "$py" ]; then
     export BATON_GRAMMAR_PYTHON=$py
     echo "BATON_GRAMMAR_PYTHON=$py"
   else
+    cat "$pyenv_log.grammar"
     echo "scripts/test.sh: no llguidance; the grammar mask comparisons will skip"
   fi
 fi
 
 baton_say "test"
+# BATON_CTEST_JUNIT=FILE also writes the results as JUnit XML (.ci/run's summary reads it).
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs" \
-  ${label:+-L "$label"}
+  ${label:+-L "$label"} ${BATON_CTEST_JUNIT:+--output-junit "$BATON_CTEST_JUNIT"}
 
 baton_say "scripts/test.sh: all tests passed ($preset preset, $((SECONDS - start)) s)"

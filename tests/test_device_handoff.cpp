@@ -19,7 +19,7 @@
 #include "baton/kernels/phased/gate.hpp"
 #include "baton/kernels/phased/handoff.hpp"
 #include "baton/model/host_grid_forward.hpp"
-#include "baton/relay/runtime_relay.hpp"
+#include "baton/relay/runtime_relay_instances.hpp"  // build_relay, compiled once in dispatch/
 #include "support/expect_error.hpp"
 #include "support/relay_fixture.hpp"
 

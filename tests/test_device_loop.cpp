@@ -16,7 +16,7 @@
 #include "baton/intercept/stop_sequences.hpp"
 #include "baton/intercept/token_set.hpp"
 #include "baton/model/host_grid_forward.hpp"
-#include "baton/relay/runtime_relay.hpp"
+#include "baton/relay/runtime_relay_instances.hpp"  // build_relay, compiled once in dispatch/
 #include "support/expect_error.hpp"
 #include "support/relay_fixture.hpp"
 

@@ -8,6 +8,8 @@
 
 #include "baton/model/host_forward.hpp"
 #include "support/golden_runs.hpp"
+#include "support/not_run.hpp"
+#include "support/test_paths.hpp"
 
 TEST_CASE("every golden run: tokens exact, first logits within tolerance") {
   baton::test::check_golden_runs<baton::host>(BATON_GOLDEN_DIR, BATON_GOLDEN_JSON);
@@ -18,7 +20,12 @@ TEST_CASE("every golden run: tokens exact, first logits within tolerance") {
 TEST_CASE("every golden run on a HostContext, for each kernel ISA the CPU runs") {
   using baton::host_simd::Isa;
   for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
-    if (!baton::host_simd::cpu_supports(isa)) continue;
+    if (!baton::host_simd::cpu_supports(isa)) {
+      baton::test::not_run(std::string("test_golden: the golden runs on ") +
+                               std::string(baton::host_simd::isa_name(isa)) + " kernels",
+                           "this CPU does not run that instruction set");
+      continue;
+    }
     baton::HostContext ctx({.threads = 2, .isa = isa});
     INFO("kernels: " << baton::host_simd::isa_name(isa));
     baton::test::check_golden_runs<baton::host>(

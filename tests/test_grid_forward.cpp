@@ -21,6 +21,7 @@
 #include "support/golden_runs.hpp"
 #include "support/host_model.hpp"
 #include "support/reference_check.hpp"
+#include "support/test_paths.hpp"
 #include "support/tiny_model.hpp"
 
 using namespace baton;

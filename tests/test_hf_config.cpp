@@ -17,6 +17,7 @@
 
 #include "baton/io/hf_config.hpp"
 #include "support/safetensors_writer.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 using baton::Architecture;

@@ -13,12 +13,14 @@
 #include <cstddef>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "baton/backend/host_context.hpp"
 #include "baton/backend/host_gemm.hpp"
 #include "baton/core/dtype.hpp"
 #include "support/expect_error.hpp"
+#include "support/not_run.hpp"
 
 using namespace baton;
 using host_simd::Isa;
@@ -82,7 +84,9 @@ std::vector<Isa> runnable() {
     if (host_simd::cpu_supports(isa))
       r.push_back(isa);
     else
-      MESSAGE("skipping ", host_simd::isa_name(isa), ": this CPU does not run it");
+      test::not_run(std::string("test_host_gemm: prefill's GEMM kernels, ") +
+                        std::string(host_simd::isa_name(isa)),
+                    "this CPU does not run that instruction set");
   }
   return r;
 }
@@ -108,7 +112,8 @@ TEST_CASE("prefill's matrix product agrees with a double sum on every ISA the CP
 
 TEST_CASE("prefill's bf16-products kernel agrees with a double sum over bf16-rounded X") {
   if (!host_simd::cpu_supports_bf16_products()) {
-    MESSAGE("skipping: this CPU does not run AVX512-BF16");
+    test::not_run("test_host_gemm: prefill's bf16-products GEMM (vdpbf16ps)",
+                  "this CPU lacks AVX-512 with AVX512-BF16");
     return;
   }
   std::mt19937 rng(13);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "baton/backend/host_context.hpp"
@@ -17,6 +18,7 @@
 #include "baton/backend/thread_pool.hpp"
 #include "baton/core/dtype.hpp"
 #include "support/expect_error.hpp"
+#include "support/not_run.hpp"
 
 using namespace baton;
 using host_simd::Isa;
@@ -57,7 +59,9 @@ TEST_CASE("decode's matrix-vector kernels agree with a double sum on every ISA t
   int ran = 0;
   for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
     if (!host_simd::cpu_supports(isa)) {
-      MESSAGE("skipping ", host_simd::isa_name(isa), ": this CPU does not run it");
+      test::not_run(std::string("test_host_kernels: decode's GEMV kernels, ") +
+                        std::string(host_simd::isa_name(isa)),
+                    "this CPU does not run that instruction set");
       continue;
     }
     ++ran;

@@ -20,6 +20,7 @@
 
 #include "baton/io/peft_config.hpp"
 #include "support/safetensors_writer.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 using baton::config_error;

@@ -10,7 +10,7 @@
 
 #include <fstream>
 
-#include "baton/relay/runtime_relay.hpp"
+#include "baton/relay/runtime_relay_instances.hpp"  // build_relay, compiled once in dispatch/
 #include "baton/text/relay_text.hpp"
 #include "support/chatml_tokenizer.hpp"
 #include "support/intercept_fixture.hpp"

@@ -23,6 +23,7 @@
 
 #include "baton/io/safetensors.hpp"
 #include "support/safetensors_writer.hpp"
+#include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace baton;

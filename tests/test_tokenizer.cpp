@@ -12,6 +12,7 @@
 
 #include "baton/text/chat.hpp"
 #include "baton/text/tokenizer.hpp"
+#include "support/test_paths.hpp"
 
 using baton::Tokenizer;
 using Ids = std::vector<std::int32_t>;

@@ -38,7 +38,7 @@
 #include "baton/model/host_forward.hpp"
 #include "commands.hpp"
 #include "cuda_entry.hpp"
-#include "generate_run.hpp"
+#include "generate_instances.hpp"  // compiled once, in dispatch/
 #include "host_choice.hpp"
 
 using namespace baton;

@@ -28,7 +28,7 @@
 
 #include "args.hpp"
 #include "backend_choice.hpp"
-#include "baton/relay/runtime_relay.hpp"
+#include "baton/relay/runtime_relay_instances.hpp"  // compiled once, in dispatch/
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
 #include "host_choice.hpp"

@@ -69,7 +69,7 @@ int run(const std::filesystem::path& relay_json, const std::filesystem::path& qu
 
 int main(int argc, char** argv) {
   const std::filesystem::path relay_json =
-      argc > 1 ? argv[1] : BATON_WORD_PROBLEMS_DIR "/relay.json";
+      argc > 1 ? std::filesystem::path(argv[1]) : word_problems::bundled_dir() / "relay.json";
   const std::filesystem::path questions =
       argc > 2 ? std::filesystem::path(argv[2]) : relay_json.parent_path() / "demo_questions.txt";
   try {

@@ -165,7 +165,7 @@ void print(const char* label, const Figures& a, const Figures& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::filesystem::path relay_json = BATON_WORD_PROBLEMS_DIR "/relay.json";
+  std::filesystem::path relay_json = word_problems::bundled_dir() / "relay.json";
   std::filesystem::path heldout, json_out;
   int limit = 1 << 30;
   for (int i = 1; i < argc; ++i) {

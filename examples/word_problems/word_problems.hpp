@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "bundled_dir.hpp"
+
 namespace word_problems {
 
 /// The bundled model's storage type and head_dim (models/word-problems/config.json).

@@ -57,12 +57,10 @@ int main(int argc, char** argv) {
   }
   if (const auto code = baton::test::reference_status_exit(argv[1], "llguidance reference"))
     return *code;
-  if (!std::filesystem::exists(argv[2])) {
-    std::cout << "skipped: tokenizer file " << argv[2]
-              << " is absent (the shared tokenizer folder is not there; set "
-                 "-DBATON_TOKENIZERS_DIR)\n";
-    return 77;
-  }
+  if (!std::filesystem::exists(argv[2]))
+    return baton::test::skip_or_fail(std::string("tokenizer file ") + argv[2] +
+                                     " is absent (the shared tokenizer folder is not there; set "
+                                     "-DBATON_TOKENIZERS_DIR)");
   try {
     const auto tok = baton::Tokenizer::from_file(argv[2]);
     const auto eos = parse_ids(argv[4]);
@@ -156,6 +154,13 @@ int main(int argc, char** argv) {
               << ref.at("llguidance").get<std::string>() << " (" << both_rejected
               << " rejected by both); slowest compile " << slowest << " " << slowest_ms << " ms; "
               << failures << " failures\n";
+    // A run that compared nothing proves nothing: an empty reference file, or every grammar
+    // rejected by both, is a failure.
+    if (grammars == 0 || states == 0) {
+      std::cout << "FAILED: no grammar was compared (" << ref.at("cases").size() << " cases, "
+                << both_rejected << " rejected by both)\n";
+      return 1;
+    }
     return failures ? 1 : 0;
   } catch (const std::exception& e) {
     std::cout << "FAILED: " << e.what() << "\n";

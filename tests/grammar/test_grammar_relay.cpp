@@ -8,10 +8,11 @@
 #include <fstream>
 
 #include "baton/relay/runtime_chain.hpp"
-#include "baton/relay/runtime_relay.hpp"
+#include "baton/relay/runtime_relay_instances.hpp"  // build_relay, compiled once in dispatch/
 #include "baton/text/relay_text.hpp"
 #include "support/expect_error.hpp"
 #include "support/host_model.hpp"
+#include "support/test_paths.hpp"
 
 using namespace baton;
 namespace g = baton::grammar;

@@ -353,8 +353,8 @@ def main():
         f"{cases} cases, {steps_compared} greedy steps compared, largest first-logits abs diff "
         f"{worst:.3g}, {time.monotonic() - t0:.1f} s"
     )
-    if cases == 0:
-        print("FAILED: no cases ran")
+    if cases == 0 or steps_compared == 0:
+        print("FAILED: nothing was compared (no case ran, or no greedy step matched)")
         return 1
     if failures:
         print(f"FAILED: {len(failures)} problem(s); first: {failures[0]}")

@@ -75,7 +75,7 @@ inline std::string from_env_or(const char* name, const char* compiled) {
 /// tolerance (1e-3). Returns the largest logit difference seen. `prepare` (optional) sets up
 /// each run's workspace (the host tests bind it to a HostContext).
 template <Backend B>
-double check_golden_runs(const std::filesystem::path& root, const char* golden_json,
+double check_golden_runs(const std::filesystem::path& root, const std::string& golden_json,
                          const std::function<void(Workspace<B>&)>& prepare = {}) {
   std::ifstream in(golden_json);
   REQUIRE_MESSAGE(in.good(), "cannot read " << golden_json);

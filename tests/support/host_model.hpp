@@ -13,6 +13,7 @@
 
 #include "baton/model/decode.hpp"
 #include "baton/model/host_forward.hpp"
+#include "support/test_paths.hpp"
 
 namespace baton::test {
 

@@ -77,12 +77,10 @@ int main(int argc, char** argv) {
   }
   if (const auto code = baton::test::reference_status_exit(argv[1], "reference tokenizers"))
     return *code;
-  if (!std::filesystem::exists(argv[2])) {
-    std::cout << "skipped: tokenizer file " << argv[2]
-              << " is absent (the shared tokenizer folder, ../shared/tokenizers by default, is "
-                 "not there; set -DBATON_TOKENIZERS_DIR)\n";
-    return 77;
-  }
+  if (!std::filesystem::exists(argv[2]))
+    return baton::test::skip_or_fail(std::string("tokenizer file ") + argv[2] +
+                                     " is absent (the shared tokenizer folder, ../shared/tokenizers"
+                                     " by default, is not there; set -DBATON_TOKENIZERS_DIR)");
   try {
     auto tok = baton::Tokenizer::from_file(argv[2]);
     const std::string corpus = read_all(argv[3]);
@@ -96,6 +94,10 @@ int main(int argc, char** argv) {
       const auto bl = read_u32(corpus, o);
       texts.emplace_back(std::move(name), corpus.substr(o, bl));
       o += bl;
+    }
+    if (texts.empty()) {
+      std::cout << "FAILED: the corpus " << argv[3] << " has no case: nothing was compared\n";
+      return 1;
     }
     if (texts.size() != cases.size()) {
       std::cerr << "corpus has " << texts.size() << " cases, reference has " << cases.size()
