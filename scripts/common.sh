@@ -27,8 +27,13 @@ baton_ccache_setup() {
   if [ "${BATON_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
     export CCACHE_DIR=${BATON_CCACHE_DIR:-${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/ccache}}
     export CCACHE_BASEDIR=$baton_root
-    # The build folder is not hashed either (only compiles with -g would hash it: the asan preset).
+    # Neither the build folder (only compiles with -g would hash it: the asan preset) nor the
+    # locale (it only translates diagnostics; the clean room's differs from a CI shell's).
     export CCACHE_NOHASHDIR=1
+    case ",${CCACHE_SLOPPINESS:-}," in
+      *,locale,*) ;;
+      *) export CCACHE_SLOPPINESS="locale${CCACHE_SLOPPINESS:+,$CCACHE_SLOPPINESS}" ;;
+    esac
     case " ${CCACHE_IGNOREOPTIONS:-} " in
       *" -Werror "*) ;;
       *) export CCACHE_IGNOREOPTIONS="-Werror -Xcompiler=-Werror${CCACHE_IGNOREOPTIONS:+ $CCACHE_IGNOREOPTIONS}" ;;

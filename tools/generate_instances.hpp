@@ -3,7 +3,8 @@
 /// @file
 /// @brief `baton generate`'s host runs (generate_run.hpp) for every family, storage type and
 ///        head_dim, declared as explicit instances: cmd_generate.cpp instantiates none of them,
-///        dispatch/ compiles them once, one storage type per unit (BATON_DEFINE_HOST_GENERATE).
+///        dispatch/ compiles them once, one storage type per unit, with the relays of that type
+///        (BATON_DEFINE_HOST_GENERATE beside BATON_DEFINE_HOST_RELAYS).
 #pragma once
 
 #include "baton/model/host_forward.hpp"
