@@ -122,39 +122,6 @@ int main(int argc, char** argv) {
         {"required", {"ok"}}}}};
   write(out / "relay" / "grammar", with_grammar.dump(2));
 
-  // grammars: regexes of the documented syntax (docs/grammar.md), and JSON schemas of the subset.
-  const char* regexes[] = {"[0-9]{3}",
-                           "(yes|no)",
-                           "[A-Z][a-z]{2,8}( [A-Z][a-z]{2,8})?",
-                           "-?[0-9]+(\\.[0-9]+)?",
-                           "\\d{1,2}:\\d\\d",
-                           "(ab|a)*b+c?",
-                           "[^\\n\"]{0,20}",
-                           "\\w+@\\w+\\.(com|org)",
-                           "(a{2}){3}",
-                           ""};
-  int k = 0;
-  for (const char* r : regexes) write(out / "grammar_regex" / ("seed_" + std::to_string(k++)), r);
-  const json schemas[] = {
-      {{"type", "object"},
-       {"properties",
-        {{"name", {{"type", "string"}, {"maxLength", 8}}}, {"age", {{"type", "integer"}}}}},
-       {"required", {"name", "age"}},
-       {"additionalProperties", false}},
-      {{"type", "array"}, {"items", {{"type", "number"}}}, {"minItems", 1}, {"maxItems", 3}},
-      {{"type", "string"}, {"enum", {"red", "green"}}},
-      {{"enum", {"a", "b\"c"}}},
-      {{"type", "string"}, {"minLength", 2}, {"maxLength", 4}},
-      {{"type", "array"},
-       {"items",
-        {{"type", "object"},
-         {"properties", {{"ok", {{"type", "boolean"}}}}},
-         {"required", {"ok"}},
-         {"additionalProperties", false}}}},
-      {{"type", "integer"}, {"minimum", 0}}};  // outside the subset: rejected
-  k = 0;
-  for (const json& j : schemas)
-    write(out / "json_schema" / ("seed_" + std::to_string(k++)), j.dump());
   fs::remove_all(out / "tmp");
   return 0;
 }

@@ -37,10 +37,12 @@ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD
   "-DCMAKE_CXX_COMPILER_LAUNCHER=$baton_launcher" >/dev/null
 cmake --build "$build" --parallel "$baton_jobs"
 
-# Seeds: generated with the tests' helpers, plus the small fixture files.
+# Seeds: generated with the tests' helpers, the committed ones (fuzz/seeds: grammars), and
+# the small fixture files.
 corpus=$build/corpus
 rm -rf "$corpus" "$build/findings"
 "$build/fuzz_seeds" "$corpus"
+cp -r fuzz/seeds/. "$corpus/"
 for d in tests/golden/*/; do
   n=$(basename "$d")
   [ -f "$d/config.json" ] && cp "$d/config.json" "$corpus/hf_config/golden_$n"
