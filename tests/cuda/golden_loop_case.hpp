@@ -10,6 +10,7 @@
 
 #include "baton/kv/layout.hpp"
 #include "support/golden_runs.hpp"
+#include "support/test_paths.hpp"
 
 namespace baton::test::golden_loop {
 
@@ -17,6 +18,6 @@ using L = layout::HeadMajor<f32, 8>;
 inline const std::vector<std::int32_t> kPrefix = {5, 77, 300, 12, 9, 150, 42, 7};
 inline const std::vector<std::int32_t> kRequest = {11, 200, 13, 30, 310};
 
-inline std::filesystem::path golden() { return from_env_or("BATON_GOLDEN_DIR", BATON_GOLDEN_DIR); }
+inline std::filesystem::path golden() { return BATON_GOLDEN_DIR; }
 
 }  // namespace baton::test::golden_loop

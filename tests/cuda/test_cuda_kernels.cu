@@ -21,6 +21,7 @@
 #include "baton/model/cuda_forward.cuh"
 #include "baton/model/host_grid_forward.hpp"
 #include "support/golden_runs.hpp"
+#include "support/test_paths.hpp"
 
 using namespace baton;
 
@@ -189,13 +190,11 @@ TEST_CASE("device kernels equal the host grid: per-head RMSNorm and LoRA rank 64
 TEST_CASE("CUDA forward: every golden run (f32 and bf16 storage), tokens exact, logits 1e-3") {
   // The tolerance is golden.json's, the one the host meets: f32 math on both, only the
   // summation order differs (the host grid, same kernels, is at 6.8e-5).
-  test::check_golden_runs<baton::cuda>(
-      test::from_env_or("BATON_GOLDEN_DIR", BATON_GOLDEN_DIR),
-      test::from_env_or("BATON_GOLDEN_JSON", BATON_GOLDEN_JSON).c_str());
+  test::check_golden_runs<baton::cuda>(BATON_GOLDEN_DIR, BATON_GOLDEN_JSON);
 }
 
 TEST_CASE("CUDA forward: f16 storage against the host grid; one host wait per generation") {
-  const std::filesystem::path root = test::from_env_or("BATON_GOLDEN_DIR", BATON_GOLDEN_DIR);
+  const std::filesystem::path root = BATON_GOLDEN_DIR;
   const std::vector<std::int32_t> prompt = {5, 77, 300, 12, 9, 150, 42};
   const auto grid_model = load_model<host_grid, f16>(root / "qwen-c");
   const auto grid_slice = LoraSlice<16, host_grid>::load(root / "qwen-c-lora-all", grid_model);

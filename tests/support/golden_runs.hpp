@@ -64,13 +64,6 @@ GoldenOutcome run_golden(const std::filesystem::path& model_dir,
   return out;
 }
 
-/// `compiled`, unless the environment variable `name` is set (a prepared GPU-check folder
-/// carries the fixtures somewhere else than the build tree).
-inline std::string from_env_or(const char* name, const char* compiled) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : std::string(compiled);
-}
-
 /// Every run of golden.json on backend B: tokens exact, first logits within the file's
 /// tolerance (1e-3). Returns the largest logit difference seen. `prepare` (optional) sets up
 /// each run's workspace (the host tests bind it to a HostContext).
