@@ -23,9 +23,11 @@ fi
 # and -Werror is left out of the hash (CI's -Werror build and a user's plain build of the same
 # file are one entry; .ci/run fails phase 1 on any warning its build log shows, cached or not).
 # Called again by the scripts after setup.sh, which may just have installed ccache.
+# baton_ccache_dir is where the cache is (or will be), whether ccache is installed yet or not.
+baton_ccache_dir=${BATON_CCACHE_DIR:-${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/ccache}}
 baton_ccache_setup() {
   if [ "${BATON_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
-    export CCACHE_DIR=${BATON_CCACHE_DIR:-${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/ccache}}
+    export CCACHE_DIR=$baton_ccache_dir
     export CCACHE_BASEDIR=$baton_root
     # Neither the build folder (only compiles with -g would hash it: the asan preset) nor the
     # locale (it only translates diagnostics; the clean room's differs from a CI shell's).
