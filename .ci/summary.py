@@ -6,11 +6,12 @@ and the test counts; writes the same as JSON. Exits 1 when a test was skipped th
 could have run (under CI=true only the GPU tests may skip), or when EXPECT_TESTS is 1 (a phase
 that runs ctest ran) and no test result was found.
 
-    summary.py CI_DIR TOTAL_BUDGET_S WALL_S CACHES OUT_JSON EXPECT_TESTS
+    summary.py CI_DIR TOTAL_BUDGET_S WALL_S OUT_JSON EXPECT_TESTS
 
 The total is the run's wall-clock time WALL_S (a phase may run beside others), against
-TOTAL_BUDGET_S for CACHES ("cold": the compiler cache was empty at the start; "warm").
-CI_DIR holds phases.tsv (name, seconds, budget, status per line), junit-*.xml (ctest
+TOTAL_BUDGET_S (the cold goal when any phase ran with a cold compiler cache, else the warm one).
+CI_DIR holds phases.tsv (name, seconds, budget, cache state, status per line), caches.txt (each
+compiling phase's compiler-cache hits and misses), junit-*.xml (ctest
 --output-junit), not-run.txt (what passing tests could not run: "WHAT: WHY" per line) and
 gpu-tests.txt (the names of the tests labelled cuda).
 """
@@ -29,13 +30,14 @@ def read_lines(path):
 
 
 def main():
-    ci_dir, total_budget, wall, caches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    out_json, expect_tests = sys.argv[5], sys.argv[6] == "1"
+    ci_dir, total_budget, wall = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    out_json, expect_tests = sys.argv[4], sys.argv[5] == "1"
     phases = []
     for line in read_lines(os.path.join(ci_dir, "phases.tsv")):
-        name, seconds, budget, status = line.split("\t")
+        name, seconds, budget, caches, status = line.split("\t")
         phases.append({"name": name, "seconds": int(seconds), "budget_s": int(budget),
-                       "status": status})
+                       "caches": caches, "status": status})
+    caches = "cold" if any(p["caches"] == "cold" for p in phases) else "warm"
     total = wall
     gpu_tests = set(read_lines(os.path.join(ci_dir, "gpu-tests.txt")))
 
@@ -64,13 +66,16 @@ def main():
             not_run.append(line)
 
     print("\n== .ci/run phases")
-    print(f"  {'phase':<58} {'time':>7} {'budget':>8}  status ({caches} caches)")
+    print(f"  {'phase':<58} {'time':>7} {'budget':>8}  {'caches':<6} status")
     for p in phases:
         flag = "" if p["seconds"] <= p["budget_s"] else "  OVER BUDGET"
-        print(f"  {p['name'][:58]:<58} {p['seconds']:>5} s {p['budget_s']:>6} s  {p['status']}{flag}")
+        print(f"  {p['name'][:58]:<58} {p['seconds']:>5} s {p['budget_s']:>6} s  {p['caches']:<6} "
+              f"{p['status']}{flag}")
     print(f"  {'total (wall clock)':<58} {total:>5} s {total_budget:>6} s"
           f"  ({caches} caches: {100.0 * total / total_budget:.0f}% of {total_budget // 60} minutes;"
           f" {100.0 * total / 1800:.0f}% of 30)")
+    for line in read_lines(os.path.join(ci_dir, "caches.txt")):
+        print(f"  ({line})")
     if not_run:
         print("\n== NOT RUN (this machine cannot run them)")
         for line in not_run:
