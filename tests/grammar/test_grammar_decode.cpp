@@ -8,8 +8,6 @@
 // a budget that cannot fit the grammar is refused and leaves the stage usable.
 #include <doctest/doctest.h>
 
-#include <pcre2.h>
-
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +19,7 @@
 #include "baton/intercept/step_skip.hpp"
 #include "support/constrained_reference.hpp"
 #include "support/expect_error.hpp"
+#include "support/grammar_world.hpp"
 #include "support/relay_fixture.hpp"
 
 using namespace baton;
@@ -32,57 +31,7 @@ namespace {
 
 constexpr KvShape kShape{.prefix_capacity = 16, .tail_capacity = 80, .slots = 1};
 
-// The test vocabulary: printable ASCII one byte each, some longer pieces (so tokens cross
-// the grammar's boundaries), and the end-of-sequence id last.
-std::vector<std::string> vocab_strings() {
-  std::vector<std::string> v;
-  for (char c = 0x20; c < 0x7F; ++c) v.emplace_back(1, c);
-  for (const char* s : {"12",   "345", " + ", " * ", "ab",   "the", "{\"", "\": ", ", \"", "\"}",
-                        "true", "fal", "se",  "[\"", "\", ", "0.",  "e-",  "\n",   "yes",  "no"})
-    v.emplace_back(s);
-  v.emplace_back();  // EOS
-  return v;
-}
-
-struct World {
-  std::vector<std::string> strings = vocab_strings();
-  std::int32_t eos = static_cast<std::int32_t>(strings.size() - 1);
-  std::shared_ptr<const g::Vocabulary> vocab =
-      std::make_shared<const g::Vocabulary>(strings, std::vector<std::int32_t>{eos});
-  TinyModel tm;
-  std::filesystem::path dir;
-  std::unique_ptr<RModel> model;
-  explicit World(unsigned seed) {
-    TinySpec s;
-    s.seed = seed;
-    s.vocab = static_cast<int>(strings.size());
-    tm = make_tiny_model(s);
-    dir = fresh_dir("grammar_decode_" + std::to_string(seed));
-    write_tiny_model(tm, dir / "model");
-    model = std::make_unique<RModel>(load_model<host, f32>(dir / "model"));
-  }
-  std::string text(const std::vector<std::int32_t>& ids) const {
-    std::string out;
-    for (const auto id : ids) out += strings[static_cast<std::size_t>(id)];
-    return out;
-  }
-  RSlice no_adapter() const { return RSlice::none(model->config()); }
-};
-
-bool pcre_full_match(const std::string& re, const std::string& s) {
-  const std::string anchored = "^(?:" + re + ")\\z";
-  int err = 0;
-  PCRE2_SIZE off = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(anchored.data()), anchored.size(),
-                                   PCRE2_UTF, &err, &off, nullptr);
-  REQUIRE(code != nullptr);
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-  const int rc =
-      pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, 0, md, nullptr);
-  pcre2_match_data_free(md);
-  pcre2_code_free(code);
-  return rc >= 0;
-}
+using World = GrammarWorld;
 
 // An independent check of the schema subset on parsed JSON (ordered: keys in output order).
 bool conforms(const nlohmann::ordered_json& v, const nlohmann::ordered_json& s) {
@@ -112,20 +61,6 @@ bool conforms(const nlohmann::ordered_json& v, const nlohmann::ordered_json& s) 
     ++it;
   }
   return true;
-}
-
-const std::vector<std::string> kAtoms = {"a", "b",  "1",   "2",     " ", "[0-9]", "[a-c]", "x",
-                                         "-", "ab", "the", "[^ab]", ".", "\\+",   "y"};
-
-std::string random_regex(std::mt19937& rng, int depth = 0) {
-  std::uniform_real_distribution<double> u(0, 1);
-  const double roll = u(rng);
-  if (depth >= 3 || (depth > 0 && roll < 0.35)) return kAtoms[rng() % kAtoms.size()];
-  if (roll < 0.55) return random_regex(rng, depth + 1) + random_regex(rng, depth + 1);
-  if (roll < 0.7)
-    return "(" + random_regex(rng, depth + 1) + "|" + random_regex(rng, depth + 1) + ")";
-  static const std::vector<std::string> kQuant = {"?", "*", "+", "{2}", "{1,3}", "{0,2}"};
-  return "(" + random_regex(rng, depth + 1) + ")" + kQuant[rng() % kQuant.size()];
 }
 
 const std::vector<nlohmann::ordered_json>& schemas() {

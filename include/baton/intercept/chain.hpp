@@ -17,6 +17,18 @@
 /// Device steps 3 and 6 are the chain's static BATON_HD functions over (params, state), which a
 /// device backend's sampling kernel calls as the host backend's loop does.
 ///
+/// Composition is a contract, not an order of precedence:
+///   - a forced token (StepPlan::forced_token: a member whose constraint leaves one token) is
+///     offered only when every distribution-altering device member allows it too, and only
+///     when no host member transforms logits (which the loop cannot ask about one id); else
+///     the step runs the model with every mask applied;
+///   - a stop (step 6 or 7) is honoured only where every member that has `may_end` says the
+///     output may end there: a stop string inside a grammar's match does not cut it off;
+///   - a member whose constraint is complete before the first step (a grammar matching only
+///     the empty string: `complete_at_start()`) ends the generation with no token;
+///   - when the members leave no token in common, the loop's error names them
+///     (explain_no_token).
+///
 /// Capabilities: the chain is distribution_altering if any member is, graph_safe only if every
 /// member is (so a chain with one host member is a host chain).
 #pragma once
@@ -27,6 +39,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -76,6 +89,14 @@ class Chain {
   static constexpr bool reports_forced_token = (false || ... || ReportsForcedToken<Is>);
   /// Each member's plugin_id, in chain order.
   static constexpr std::array<std::string_view, size> plugin_ids{Is::plugin_id...};
+
+  /// The plugin ids, quoted and joined (messages).
+  static std::string member_names() {
+    std::string out;
+    for (const std::string_view id : plugin_ids)
+      out += (out.empty() ? "'" : ", '") + std::string(id) + "'";
+    return out;
+  }
 
   /// Member K's params/state sit at index K of these (NoState for the other kind).
   using device_params = StatePack<typename detail::DeviceParamsOf<Is>::type...>;
@@ -149,12 +170,47 @@ class Chain {
   }
   /// Step 6: advances every device member with `token`; the index of the first member that
   /// asked to stop, or -1.
+  /// A stop is dropped where a member's may_end says the output may not end yet.
   BATON_HD static int advance(const device_params& p, device_state& s, std::int32_t token) {
-    return advance_from<0>(p, s, token, -1);
+    const int stopper = advance_from<0>(p, s, token, -1);
+    return stopper >= 0 && may_end(p, s) ? stopper : -1;
   }
-  /// The first device member's forced token (the only one its constraint allows), or -1.
+  /// The token a member forces (the only one its constraint allows; the first member that
+  /// reports one), if every distribution-altering device member allows it too; else -1.
   BATON_HD static std::int32_t forced_token(const device_params& p, const device_state& s) {
-    return forced_from<0>(p, s);
+    const std::int32_t t = forced_from<0>(p, s);
+    return t >= 0 && allows(p, s, t) ? t : -1;
+  }
+  /// Whether no distribution-altering device member masks `id` (its transform leaves it above
+  /// -Inf): the consent a forced token needs.
+  BATON_HD static bool allows(const device_params& p, const device_state& s, std::int32_t id) {
+    return transform_from<0>(p, s, id, 0.0f) > -kInfinity;
+  }
+  /// Whether every device member with a `may_end(params, state)` hook lets the output end here
+  /// (a grammar: only where the output so far is a complete match).
+  BATON_HD static bool may_end(const device_params& p, const device_state& s) {
+    return may_end_from<0>(p, s);
+  }
+
+  /// The index of the first present device member whose constraint is complete before the
+  /// first step (`complete_at_start()`, host side), or -1: the generation ends with no token.
+  int complete_at_start() const {
+    return complete_from<0>();
+  }
+
+  /// Host backends, after a step whose every logit was -Inf: which present device members
+  /// leave no token alone, or that together they leave none (by name), or "" when they do
+  /// leave a token in common (the logits themselves were not finite). Tests one id at a time:
+  /// an error path only.
+  std::string explain_no_token(const device_params& p, const device_state& s, int vocab) const {
+    std::string alone, members;
+    int altering = 0, empty = 0;
+    explain_from<0>(p, s, vocab, alone, members, altering, empty);
+    if (empty > 0) return alone + (empty == 1 ? " allows" : " each allow") + " no token at this step";
+    for (std::int32_t id = 0; id < vocab; ++id)
+      if (allows(p, s, id)) return {};
+    if (altering < 2) return {};
+    return "the constraints " + members + " leave no token in common at this step";
   }
 
   // ---- host steps (1, 4 and 7) ---------------------------------------------------------
@@ -248,6 +304,52 @@ class Chain {
         if (t >= 0) return t;
       }
       return forced_from<K + 1>(p, s);
+    }
+  }
+
+  template <std::size_t K>
+  BATON_HD static bool may_end_from(const device_params& p, const device_state& s) {
+    if constexpr (K == size) {
+      return true;
+    } else {
+      using I = member_t<K>;
+      if constexpr (requires { I::may_end(pack_get<K>(p), pack_get<K>(s)); }) {
+        if (!I::may_end(pack_get<K>(p), pack_get<K>(s))) return false;
+      }
+      return may_end_from<K + 1>(p, s);
+    }
+  }
+  template <std::size_t K>
+  int complete_from() const {
+    if constexpr (K == size) {
+      return -1;
+    } else {
+      if constexpr (requires { std::get<K>(members_).complete_at_start(); }) {
+        if (present<K>() && std::get<K>(members_).complete_at_start()) return static_cast<int>(K);
+      }
+      return complete_from<K + 1>();
+    }
+  }
+  template <std::size_t K>
+  void explain_from(const device_params& p, const device_state& s, int vocab, std::string& alone,
+                    std::string& members, int& altering, int& empty) const {
+    if constexpr (K < size) {
+      using I = member_t<K>;
+      if constexpr (bool(I::graph_safe) && bool(I::distribution_altering)) {
+        if (present<K>()) {
+          ++altering;
+          const std::string name = "'" + std::string(I::plugin_id) + "'";
+          members += (members.empty() ? "" : " and ") + name;
+          bool any = false;
+          for (std::int32_t id = 0; id < vocab && !any; ++id)
+            any = I::transform_logit(pack_get<K>(p), pack_get<K>(s), id, 0.0f) > -kInfinity;
+          if (!any) {
+            alone += (alone.empty() ? "" : " and ") + name;
+            ++empty;
+          }
+        }
+      }
+      explain_from<K + 1>(p, s, vocab, alone, members, altering, empty);
     }
   }
 

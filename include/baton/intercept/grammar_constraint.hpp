@@ -59,6 +59,13 @@ class GrammarConstraint {
   BATON_HD static std::int32_t forced_token(const params_type& p, const state_type& s) {
     return grammar::grammar_forced(p, s);
   }
+  /// The output may end (another member's stop is honoured) only where it is a complete
+  /// match, or where the grammar was already left (nothing is left to protect).
+  BATON_HD static bool may_end(const params_type& p, const state_type& s) {
+    return s.state < 0 || p.accepting[s.state] != 0;
+  }
+  /// A grammar that matches only the empty string: the generation ends before its first step.
+  bool complete_at_start() const { return tables_->grammar->complete(0); }
 
   const grammar::TokenGrammar& grammar() const { return *tables_->grammar; }
 

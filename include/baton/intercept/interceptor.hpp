@@ -44,6 +44,12 @@
 ///   // Optional: the only token the constraint allows in `state` (or -1), which a step-skip
 ///   // host interceptor reads from StepPlan::forced_token to skip the model forward.
 ///   BATON_HD static std::int32_t forced_token(const params_type&, const state_type&);
+///   // Optional: whether the output may end in `state` (a grammar: a complete match so far).
+///   // Where it says no, a stop asked by any member is not honoured.
+///   BATON_HD static bool may_end(const params_type&, const state_type&);
+///   // Optional, host side: the constraint is complete before the first step (a grammar
+///   // matching only the empty string), so the generation ends with no token.
+///   bool complete_at_start() const;
 /// };
 /// ```
 /// The functions are static and take everything as arguments (never read `threadIdx`), so the
@@ -103,8 +109,8 @@ struct StepPlan {
   int step = 0;                  ///< tokens generated so far in this branch
   int position = 0;              ///< KV position of the token this step chooses
   std::int32_t last_token = -1;  ///< the last accepted token (the prompt's last at step 0)
-  /// The only token the chain's device constraints allow at this step (first member that
-  /// reports one, in chain order), or -1: what a step-skip interceptor supplies.
+  /// The only token the chain's constraints allow at this step, or -1: what a step-skip
+  /// interceptor supplies. Set only with every altering member's consent (Chain::forced_token).
   std::int32_t forced_token = -1;
 };
 

@@ -5,8 +5,9 @@
 ///        and skip the model forward for that step. Host kind, distribution-altering (it
 ///        supplies tokens), not graph-safe.
 ///
-/// The forced token comes from StepPlan::forced_token: the first device member that reports
-/// one (e.g. TokenSet with one id left, a grammar state with one way on). Skipped tokens are
+/// The forced token comes from StepPlan::forced_token: a device member that leaves one token
+/// (e.g. TokenSet with one id left, a grammar state with one way on), offered only when every
+/// other altering member allows it too (Chain::forced_token). Skipped tokens are
 /// accepted as if chosen; their K/V is written by the next forward that runs, which appends
 /// them all in one batch (the cache's position checks hold: the batch starts where the last
 /// forward ended). The output is the constrained run's output — a forced token is the argmax

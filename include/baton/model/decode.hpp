@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -161,8 +162,10 @@ class Decoder {
                state_.origin + state_.steps,
                state_.last_token,
                -1};
+    // A host transform's consent to a forced token cannot be asked one id at a time: with
+    // one present, no token is forced (the step runs the model with every mask).
     if constexpr (Chain::reports_forced_token && Chain::has_host_members && !backend::is_device)
-      if (host_hooks_)
+      if (host_hooks_ && !host_transforms_)
         p.forced_token = Chain::forced_token(branch_->params(), branch_->device_on_host());
     return p;
   }
@@ -216,11 +219,8 @@ class Decoder {
     } else {
       id = ops::argmax(logits_);
     }
-    BATON_CHECK(id >= 0, numeric_error, "decode step ", state_.steps, " at position ",
-                state_.origin + state_.steps,
-                ": the logits are not finite (NaN or Inf); the model or adapter "
-                "weights hold non-finite values or the computation overflowed",
-                Chain::distribution_altering ? ", or the interceptors masked every token" : "");
+    if (id < 0) [[unlikely]]
+      fail_no_choice();
     return id;
   }
   /// Takes `token` as this step's output. A stop id ends the generation (not kept); a stop
@@ -292,7 +292,7 @@ class Decoder {
         const StepOutcome outcome{p, token, skipped,
                                   skipped ? std::span<const float>{} : host_logits()};
         const int k = chain_->after_step(branch_->host(), outcome);
-        if (k >= 0 && stopped_by.empty()) stopped_by = Chain::plugin_ids[k];
+        if (k >= 0 && stopped_by.empty() && may_end()) stopped_by = Chain::plugin_ids[k];
       }
     }
     hooks.after(step_view{p.step, p.position, skipped ? logits_view{} : logits_}, token);
@@ -389,6 +389,17 @@ class Decoder {
     state_.steps = 0;
     state_.pending = 0;
     state_.done = opt_->max_new <= 0;
+    // A member complete before the first step (a grammar matching only the empty string)
+    // allows no token: the generation ends here, empty, stopped by it.
+    if constexpr (Chain::size > 0) {
+      if (chain_ && !state_.done) {
+        if (const int k = chain_->complete_at_start(); k >= 0) {
+          result_.stopped = true;
+          result_.stopped_by = Chain::plugin_ids[static_cast<std::size_t>(k)];
+          state_.done = 1;
+        }
+      }
+    }
   }
 
   Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
@@ -416,6 +427,36 @@ class Decoder {
                   "interceptors run in the stepped loop, device ones only in the device loop "
                   "(use baton::host for both, or drop one kind)");
     }
+  }
+
+  /// Whether the device members let the output end after this step (Chain::may_end; device
+  /// members never run in the stepped loop of a device backend).
+  bool may_end() const {
+    if constexpr (Chain::has_device_members && !backend::is_device) {
+      return Chain::may_end(branch_->params(), branch_->device_on_host());
+    } else {
+      return true;
+    }
+  }
+  /// choose() found no finite logit: either the chain's members left no token in common (a
+  /// usage_error naming them; host backends can ask each member) or the logits were not finite.
+  [[noreturn]] void fail_no_choice() const {
+    if constexpr (Chain::alters_on_device && !backend::is_device) {
+      if (device_transforms_) {
+        const std::string why = chain_->explain_no_token(
+            branch_->params(), branch_->device_on_host(), static_cast<int>(logits_.size()));
+        if (!why.empty())
+          BATON_FAIL(usage_error, stage_.empty() ? "" : "stage '", stage_,
+                     stage_.empty() ? "" : "': ", "decode step ", state_.steps, ": ", why);
+      }
+    }
+    BATON_FAIL(numeric_error, "decode step ", state_.steps, " at position ",
+               state_.origin + state_.steps,
+               ": the logits are not finite (NaN or Inf); the model or adapter "
+               "weights hold non-finite values or the computation overflowed",
+               Chain::distribution_altering
+                   ? ", or the interceptors' masks left no token in common"
+                   : "");
   }
 
   /// The step's logits row on the host, writable: the workspace's row on a host backend

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -167,7 +168,10 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
               " at position ", st.error_pos,
               ": the logits are not finite (NaN or Inf); the model or adapter weights hold "
               "non-finite values or the computation overflowed",
-              Chain::distribution_altering ? ", or the interceptors masked every token" : "");
+              Chain::distribution_altering
+                  ? ", or the interceptors' masks left no token in common (members: " +
+                        Chain::member_names() + ")"
+                  : std::string());
   BATON_CHECK(st.error == kernels::kLoopOk && st.steps >= start.steps && st.steps <= start.max_new,
               device_error, "device loop: inconsistent state read back (error ", st.error,
               ", steps ", st.steps, ")");
