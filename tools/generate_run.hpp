@@ -10,7 +10,6 @@
 
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -34,20 +33,6 @@ namespace baton::cli {
 inline std::vector<float> download_logits(std::span<const float> logits) {
   return {logits.begin(), logits.end()};
 }
-
-/// Keeps the logits row of the first step after the chain's transforms (a grammar's mask): the
-/// one that chose the first generated token.
-struct KeepFirstLogits {
-  std::vector<float>* out;
-  template <class View>
-  std::optional<std::int32_t> before(const View&) {
-    return std::nullopt;
-  }
-  template <class View>
-  void after(const View& v, std::int32_t) {
-    if (v.step == 0) *out = download_logits(v.logits);
-  }
-};
 
 /// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
 /// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
@@ -79,16 +64,16 @@ Generated generate(const GenerateJob& job) {
   const DecodeOptions opt{job.max_new, job.stop_ids};
   Generated out;
   // The library's decode loop, exactly as a stage runs it: no hook, so on a device backend it
-  // stays on the device. The first logits row is the prefill's, read before the loop; only a
-  // grammar's masked row needs the hook (host).
-  const auto run = [&](auto& d, bool masked) {
+  // stays on the device. The first logits row is the prefill's, read before the loop, and
+  // `mask` applies the grammar's mask to it: a forced first token is taken without a forward
+  // (step-skip), so the loop itself may never hold that row.
+  const auto run = [&](auto& d, auto&& mask) {
     d.prefill(std::span<const std::int32_t>(job.prompt), 0);
-    if (job.keep_first_logits && masked) {
-      d.run(KeepFirstLogits{&out.first_logits});
-    } else {
-      if (job.keep_first_logits) out.first_logits = download_logits(d.logits());
-      d.run();
+    if (job.keep_first_logits) {
+      out.first_logits = download_logits(d.logits());
+      mask(out.first_logits);
     }
+    d.run();
     out.ids = d.result().ids;
   };
   if constexpr (B::is_device) {
@@ -101,11 +86,15 @@ Generated generate(const GenerateJob& job) {
     BranchState<C, B> branch(chain, "generate", BranchInfo{"generate", "generate", 0, job.max_new});
     Decoder<Model, Slice, Cache, C> d(model, slice, cache, ws, KvTarget::in_slot(0), opt, chain,
                                       branch, "generate");
-    run(d, true);
+    run(d, [&](std::vector<float>& row) {
+      for (std::size_t id = 0; id < row.size(); ++id)
+        row[id] = C::transform_logit(branch.params(), branch.device_on_host(),
+                                     static_cast<std::int32_t>(id), row[id]);
+    });
     return out;
   }
   Decoder<Model, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
-  run(d, false);
+  run(d, [](std::vector<float>&) {});
   return out;
 }
 
