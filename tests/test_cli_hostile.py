@@ -90,6 +90,57 @@ json.dump(relay, open(path, "w"))
 expect(1, ["gate[0] = %d" % vocab, "outside the model's vocabulary"],
        "relay", "--config", path, "--ids", "1,2")
 
+# Round two, composition: constraints that do not compose are an error naming them; a forced
+# token is emitted only with every member's consent; an empty grammar works; --logits keeps
+# the full row when step 0 is forced. On the bundled demo model (a byte-level tokenizer).
+demo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models",
+                    "word-problems")
+demo_tok = f"{demo}/tokenizer.json"
+
+
+def demo_relay(name, stage):
+    cfg = {"model": demo, "tokenizer": demo_tok,
+           "stages": [dict({"name": "s", "input": [{"request": True}], "max_new": 6}, **stage)]}
+    path = os.path.join(work, name + ".json")
+    json.dump(cfg, open(path, "w"))
+    return path
+
+
+def token_id(text):
+    rc, out, err = run("tokenize", "--tokenizer", demo_tok, "--json", stdin=text)
+    ids = json.loads(out) if rc == 0 else []
+    return ids[0] if len(ids) == 1 else None
+
+
+percent, zed = token_id("%"), token_id("z")
+check(percent is not None and zed is not None, f"the demo's tokenizer has '%' and 'z' ({percent}, {zed})")
+for name, grammar, inter in [
+        ("digits_allow", "[0-9]{3}", [{"allow_tokens": [percent]}, {"step_skip": True}]),
+        ("z_deny", "z", [{"deny_tokens": [zed]}, {"step_skip": True}]),
+        ("zplus_allow", "z+", [{"allow_tokens": [percent]}, {"step_skip": True}])]:
+    expect(1, ["stage 's'", "'baton.grammar' and 'baton.token_set' leave no token in common"],
+           "relay", "--config", demo_relay(name, {"grammar": {"regex": grammar},
+                                                   "interceptors": inter}), "--ids", "1,2")
+# With consent, the forced tokens still come out (and a stop string inside the match waits).
+rc, out, err = run("relay", "--config", demo_relay("consent", {
+    "grammar": {"regex": "zz"}, "interceptors": [{"stop_sequences": ["z"]}, {"step_skip": True}]}),
+    "--ids", "1,2", "--json")
+check(rc == 0 and json.loads(out)["stages"][-1]["text"] == "zz" if rc == 0 else False,
+      f"regex zz + stop 'z' + step_skip: 'zz' (rc {rc}: {(out + err)[:200]})")
+for extra in (["--ignore-eos"], []):
+    rc, out, err = run("generate", "--model", demo, "--tokenizer", demo_tok, "--regex", "",
+                       "--json", "--max-new", "4", "--prompt", "hi", *extra)
+    check(rc == 0 and json.loads(out)["ids"] == [], f"--regex '' {extra}: empty output (rc {rc}: {err[:200]})")
+rc, out, err = run("relay", "--config", demo_relay("empty", {"grammar": {"regex": ""}}),
+                   "--ids", "1,2", "--json")
+check(rc == 0 and json.loads(out)["stages"][-1]["text"] == "" if rc == 0 else False,
+      f"a stage with regex '' and no stop ids: empty output (rc {rc}: {err[:200]})")
+rc, out, err = run("generate", "--model", demo, "--tokenizer", demo_tok, "--regex", "\\{", "--json",
+                   "--logits", "--max-new", "2", "--prompt", "hi")
+row = json.loads(out)["logits"] if rc == 0 else []
+check(rc == 0 and len(row) > 100 and sum(x is not None for x in row) == 1,
+      f"--logits with a forced step 0: the full row, one id allowed ({len(row)} entries, rc {rc})")
+
 if failures:
     print(f"{len(failures)} failed")
     sys.exit(1)
