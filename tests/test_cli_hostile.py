@@ -33,7 +33,7 @@ os.makedirs(work)
 failures = []
 # Relative to `work`, where every command runs: a message quoting it holds no build path.
 os.symlink(f"{golden_dir}/qwen-c", os.path.join(work, "qwen-c"))
-model = "qwen-c"  # max_position_embeddings 128, vocab 64
+model = "qwen-c"  # max_position_embeddings 128, vocab 384
 GB = 1 << 30
 
 
@@ -80,7 +80,7 @@ def write_relay(relay, name="relay.json"):
     return name
 
 
-vocab = json.load(open(f"{model}/config.json"))["vocab_size"]
+vocab = json.load(open(f"{golden_dir}/qwen-c/config.json"))["vocab_size"]
 
 # 3. positions: max_new / prompt beyond max_position_embeddings, and int overflow.
 expect(1, ["--max-new 2147483647", "= 2147483649 positions", "max_position_embeddings = 128"],
@@ -194,13 +194,23 @@ acfg["r"] = 257
 json.dump(acfg, open(os.path.join(work, "r257", "adapter_config.json"), "w"))
 expect(1, ["adapter_config.json's 'r'", "= 257", "exceeds the largest rank 256"],
        "generate", "--model", model, "--adapter", "r257", "--ids", "1", "--max-new", "1")
-tok_ids = 1 + max(list(json.load(open(os.path.join(work, tokenizer)))["model"]["vocab"].values()) +
-                  [t["id"] for t in json.load(open(os.path.join(work, tokenizer)))["added_tokens"]])
-check(tok_ids > vocab, f"the test tokenizer ({tok_ids} ids) is larger than the model ({vocab})")
-size_parts = [f"tokenizer {tokenizer} has {tok_ids} ids", f"model qwen-c's vocab_size = {vocab}"]
-expect(1, size_parts, "generate", "--model", model, "--tokenizer", tokenizer, "--prompt", "a",
-       "--max-new", "1")
-write_relay(dict(one, tokenizer=tokenizer))
+# The small tokenizer grown by added tokens (consecutive ids after it, as Hugging Face assigns
+# them) to vocab + 10 ids; with exactly `vocab` ids it fits.
+for name, ids in (("big_tokenizer.json", vocab + 10), ("fit_tokenizer.json", vocab)):
+    t = json.load(open(os.path.join(work, tokenizer)))
+    n = 1 + max(list(t["model"]["vocab"].values()) + [a["id"] for a in t["added_tokens"]])
+    t["added_tokens"] += [{"id": i, "content": f"<x{i}>", "special": True, "single_word": False,
+                           "lstrip": False, "rstrip": False, "normalized": False}
+                          for i in range(n, ids)]
+    json.dump(t, open(os.path.join(work, name), "w"))
+size_parts = [f"tokenizer big_tokenizer.json has {vocab + 10} ids",
+              f"model qwen-c's vocab_size = {vocab}"]
+expect(1, size_parts, "generate", "--model", model, "--tokenizer", "big_tokenizer.json",
+       "--prompt", "a", "--max-new", "1")
+rc, out, err = run("generate", "--model", model, "--tokenizer", "fit_tokenizer.json", "--prompt",
+                   "a", "--max-new", "1")
+check(rc == 0, f"a tokenizer of exactly vocab_size ids fits: exit {rc}, {err.strip()[:200]}")
+write_relay(dict(one, tokenizer="big_tokenizer.json"))
 expect(1, size_parts, "relay", "--config", path, "a")
 
 # The bundled relay runs without warnings ("model": "." is the folder word-problems).
