@@ -41,8 +41,9 @@ namespace {
 
 /// The smallest valid relay file: one stage reading the request.
 json one_stage() {
-  return {{"model", "m"},
-          {"stages", json::array({{{"name", "a"}, {"input", {{{"request", true}}}}, {"max_new", 1}}})}};
+  return {
+      {"model", "m"},
+      {"stages", json::array({{{"name", "a"}, {"input", {{{"request", true}}}}, {"max_new", 1}}})}};
 }
 
 RelaySpec parse(const json& j, const io::ReadLimits& limits = {}) {
@@ -60,8 +61,9 @@ TEST_CASE("relay counts: stages, cycles and lists past their limits name field, 
   SUBCASE("40,000 stages (the issue's 3 MB file) are refused before any is read") {
     json j = one_stage();
     for (int i = 1; i < 40000; ++i) j["stages"].push_back(j["stages"][0]);
-    check_short(ERROR_MESSAGE(config_error, parse(j), "cfg/relay.json: field 'stages' has 40000 stages",
-                             "limit of 64", "io::ReadLimits::relay_stages"));
+    check_short(ERROR_MESSAGE(config_error, parse(j),
+                              "cfg/relay.json: field 'stages' has 40000 stages", "limit of 64",
+                              "io::ReadLimits::relay_stages"));
     j["stages"] = json::array();
     for (int i = 0; i < 65; ++i) {
       json s = one_stage()["stages"][0];
@@ -79,7 +81,7 @@ TEST_CASE("relay counts: stages, cycles and lists past their limits name field, 
     json j = one_stage();
     j["max_cycles"] = 1000000000;
     check_short(ERROR_MESSAGE(config_error, parse(j), "field 'max_cycles' = 1000000000",
-                             "limit of 1000", "io::ReadLimits::relay_cycles"));
+                              "limit of 1000", "io::ReadLimits::relay_cycles"));
     j["max_cycles"] = 1001;
     EXPECT_ERROR(config_error, parse(j), "'max_cycles' = 1001", "limit of 1000");
     j["max_cycles"] = 1000;
@@ -92,13 +94,14 @@ TEST_CASE("relay counts: stages, cycles and lists past their limits name field, 
     json j = one_stage();
     j["stages"][0]["prefix"] = {1, 2, 3, 4};
     check_short(ERROR_MESSAGE(config_error, parse(j, small), "stages[0] ('a').prefix has 4 ids",
-                             "limit of 3", "io::ReadLimits::relay_ids"));
+                              "limit of 3", "io::ReadLimits::relay_ids"));
     j["stages"][0].erase("prefix");
     j["stages"][0]["interceptors"] = {{{"allow_tokens", {1, 2, 3, 4}}}};
     EXPECT_ERROR(config_error, parse(j, small), "interceptors[0].allow_tokens has 4 tokens",
                  "limit of 3");
     j["stages"][0]["interceptors"] = {{{"deny_tokens", json::array()}}};
-    for (int i = 0; i < (1 << 18) + 1; ++i) j["stages"][0]["interceptors"][0]["deny_tokens"].push_back(i);
+    for (int i = 0; i < (1 << 18) + 1; ++i)
+      j["stages"][0]["interceptors"][0]["deny_tokens"].push_back(i);
     EXPECT_ERROR(config_error, parse(j), "deny_tokens has 262145 tokens", "limit of 262144");
   }
   SUBCASE("stage lists: stop ids, stop_text, stop_sequences, input segments") {
@@ -128,14 +131,14 @@ TEST_CASE("relay strings: names, texts, regexes and paths past their limits") {
     json j = one_stage();
     j["stages"][0]["name"] = std::string(300, 'n');
     check_short(ERROR_MESSAGE(config_error, parse(j), "stages[0].name", "is 300 bytes",
-                             "limit of 256", "io::ReadLimits::relay_name_bytes"));
+                              "limit of 256", "io::ReadLimits::relay_name_bytes"));
   }
   SUBCASE("a 1 MB text segment, system prompt, allow_tokens string, regex") {
     const std::string big(1 << 20, 't');
     json j = one_stage();
     j["stages"][0]["input"] = {{{"text", big}}};
     check_short(ERROR_MESSAGE(config_error, parse(j), "input[0].text", "is 1048576 bytes",
-                             "limit of 262144", "io::ReadLimits::relay_text_bytes"));
+                              "limit of 262144", "io::ReadLimits::relay_text_bytes"));
     j = one_stage();
     j["stages"][0]["system"] = big;
     check_short(ERROR_MESSAGE(config_error, parse(j), ".system", "is 1048576 bytes"));
@@ -149,8 +152,8 @@ TEST_CASE("relay strings: names, texts, regexes and paths past their limits") {
   SUBCASE("a path of 5000 bytes") {
     json j = one_stage();
     j["model"] = std::string(5000, 'p');
-    check_short(ERROR_MESSAGE(config_error, parse(j), "field 'model'", "is 5000 bytes",
-                             "limit of 4096"));
+    check_short(
+        ERROR_MESSAGE(config_error, parse(j), "field 'model'", "is 5000 bytes", "limit of 4096"));
     j = one_stage();
     j["stages"][0]["adapter"] = std::string(5000, 'p');
     check_short(ERROR_MESSAGE(config_error, parse(j), "('a').adapter", "is 5000 bytes"));

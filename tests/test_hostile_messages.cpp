@@ -79,42 +79,41 @@ TEST_CASE("messages carry no source location of the library") {
   }
   check_clean(ERROR_MESSAGE(config_error, parse_relay_spec(json::array(), "r.json"), "r.json"));
   check_clean(ERROR_MESSAGE(format_error, io::parse_json_strict("{\"a\": 1, \"a\": 2}", "d.json"),
-                           "d.json: duplicate key 'a'"));
+                            "d.json: duplicate key 'a'"));
 }
 
 TEST_CASE("JSON syntax and type errors are in baton's words, with the byte offset") {
   check_clean(ERROR_MESSAGE(format_error, io::parse_json_strict("{\"a\": tru}", "relay.json"),
-                           "relay.json: invalid JSON at byte ", "syntax error"));
+                            "relay.json: invalid JSON at byte ", "syntax error"));
   check_clean(ERROR_MESSAGE(format_error, io::parse_json_strict("[1, 2", "x.json"),
-                           "x.json: invalid JSON at byte 5, line 1, column 6"));
+                            "x.json: invalid JSON at byte 5, line 1, column 6"));
   // A huge unterminated string: nlohmann's "last read" would quote all of it.
   check_clean(ERROR_MESSAGE(format_error,
-                           io::parse_json_strict("[\"" + std::string(1 << 20, 'q'), "big.json"),
-                           "big.json: invalid JSON at byte"));
-  check_clean(ERROR_MESSAGE(format_error,
-                           io::with_field("t.json", "model.vocab",
-                                          [] { return json("s").get<int>(); }),
-                           "t.json: field 'model.vocab': type must be number"));
+                            io::parse_json_strict("[\"" + std::string(1 << 20, 'q'), "big.json"),
+                            "big.json: invalid JSON at byte"));
+  check_clean(ERROR_MESSAGE(
+      format_error, io::with_field("t.json", "model.vocab", [] { return json("s").get<int>(); }),
+      "t.json: field 'model.vocab': type must be number"));
   const fs::path dir = fresh_dir("hostile_messages_json");
   write_file(dir / "relay.json", "{\"model\": \"m\",}");
   check_clean(ERROR_MESSAGE(format_error, load_relay_spec(dir / "relay.json"), "relay.json",
-                           "invalid JSON at byte 14"));
+                            "invalid JSON at byte 14"));
 }
 
 TEST_CASE("1 MB strings in a relay file are quoted as an excerpt") {
   const io::ReadLimits roomy{.relay_text_bytes = 4u << 20};
   const std::string big(1 << 20, 'z');
   json j = {{"model", "m"},
-            {"stages",
-             {{{"name", "a"}, {"input", {{{"request", true}}}}, {"max_new", 1}}}}};
+            {"stages", {{{"name", "a"}, {"input", {{{"request", true}}}}, {"max_new", 1}}}}};
   SUBCASE("an unknown field, an unknown stage, a backend") {
     json k = j;
     k[big] = 1;
     check_clean(ERROR_MESSAGE(config_error, parse_relay_spec(k, "r.json"), "unknown field 'zzz",
-                             "(1048576 bytes)"));
+                              "(1048576 bytes)"));
     k = j;
     k["loop_from"] = big;
-    check_clean(ERROR_MESSAGE(config_error, parse_relay_spec(k, "r.json"), "loop_from names stage"));
+    check_clean(
+        ERROR_MESSAGE(config_error, parse_relay_spec(k, "r.json"), "loop_from names stage"));
     k = j;
     k["backend"] = big;
     check_clean(ERROR_MESSAGE(config_error, parse_relay_spec(k, "r.json"), "field 'backend'"));
@@ -126,23 +125,23 @@ TEST_CASE("1 MB strings in a relay file are quoted as an excerpt") {
     k["stages"][0]["interceptors"] = {{{"allow_tokens", {big}}}};
     RelaySpec spec = parse_relay_spec(k, "r.json", roomy);
     check_clean(ERROR_MESSAGE(config_error, resolve_text(spec, tok), "allow_tokens",
-                             "(1048576 bytes)\" is "));
+                              "(1048576 bytes)\" is "));
     k = j;
     k["stages"][0]["stop_text"] = {big};
     spec = parse_relay_spec(k, "r.json", roomy);
-    check_clean(ERROR_MESSAGE(config_error, resolve_text(spec, tok), "stop_text \"zzz",
-                             "(1048576 bytes)"));
+    check_clean(
+        ERROR_MESSAGE(config_error, resolve_text(spec, tok), "stop_text \"zzz", "(1048576 bytes)"));
   }
   SUBCASE("tokenizer.json: a 1 MB model.type and unk_token") {
     int vocab = 0;
     json t = chatml_tokenizer_json(vocab);
     t["model"]["type"] = big;
     check_clean(ERROR_MESSAGE(tokenizer_error, Tokenizer::from_json(t, "tok.json"),
-                             "tok.json: model.type \"zzz", "(1048576 bytes)"));
+                              "tok.json: model.type \"zzz", "(1048576 bytes)"));
     t = chatml_tokenizer_json(vocab);
     t["model"]["unk_token"] = big;
-    check_clean(ERROR_MESSAGE(format_error, Tokenizer::from_json(t, "tok.json"),
-                             "model.unk_token \"zzz"));
+    check_clean(
+        ERROR_MESSAGE(format_error, Tokenizer::from_json(t, "tok.json"), "model.unk_token \"zzz"));
   }
 }
 
@@ -155,8 +154,8 @@ TEST_CASE("an adapter's rank past the slice's bound names adapter_config.json's 
     write_tiny_adapter(make_tiny_adapter(tm.cfg, {.r = r, .targets = {"v_proj"}}), dir);
     const std::string msg =
         expect_error<shape_error>([&] { (void)LoraSlice<4, host>::load(dir, tm.cfg); },
-                                  {"adapter_config.json's 'r'", "= " + std::to_string(r),
-                                   "v_proj", "exceeds the largest rank 4"});
+                                  {"adapter_config.json's 'r'", "= " + std::to_string(r), "v_proj",
+                                   "exceeds the largest rank 4"});
     CHECK(msg.find("has rank") == std::string::npos);
     check_clean(msg);
   }

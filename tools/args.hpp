@@ -37,7 +37,8 @@ class SeenOptions {
 
 /// An option's value; an empty one is an error (`--adapter ""` must not mean "no adapter").
 inline std::string_view non_empty(std::string_view option, std::string_view value) {
-  if (value.empty()) throw ArgError{detail::excerpt(option) + " needs a value, got an empty string"};
+  if (value.empty())
+    throw ArgError{detail::excerpt(option) + " needs a value, got an empty string"};
   return value;
 }
 

@@ -16,9 +16,9 @@
 /// through the Workspace it is given (see host_context.hpp).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <cstdint>
 #include <system_error>
 #include <thread>
@@ -53,8 +53,8 @@ class ThreadPool {
   /// refuses a thread (a process or memory limit), after the ones started are stopped.
   explicit ThreadPool(int threads, std::chrono::microseconds spin = std::chrono::microseconds(50))
       : spin_(spin) {
-    BATON_CHECK(threads >= 1 && threads <= max_threads(), usage_error, "ThreadPool: threads = ",
-                threads, " is outside [1, ", max_threads(),
+    BATON_CHECK(threads >= 1 && threads <= max_threads(), usage_error,
+                "ThreadPool: threads = ", threads, " is outside [1, ", max_threads(),
                 "] (ThreadPool::max_threads(): 256, or the machine's hardware threads if more)");
     workers_.reserve(static_cast<std::size_t>(threads - 1));
     try {
@@ -65,7 +65,8 @@ class ThreadPool {
       const int started = size();
       stop_and_join();
       BATON_FAIL(io_error, "ThreadPool: the system refused thread ", started + 1, " of ", threads,
-                 " (", e.what(), "); a process or memory limit is lower than that: ask for "
+                 " (", e.what(),
+                 "); a process or memory limit is lower than that: ask for "
                  "fewer threads");
     }
   }

@@ -6,9 +6,9 @@
 
 #include <source_location>
 #include <sstream>
-#include <string_view>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 

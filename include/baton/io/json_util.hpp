@@ -50,8 +50,8 @@ struct ReadLimits {
   // What a relay file may ask for (relay/config.hpp). Its size cap alone does not bound what
   // it costs: each stage builds a model slot and caches (20,000 stages took 2.85 GB), a cycle
   // count or a list length multiplies the work. Real relays are far below these.
-  int relay_stages = 64;           ///< "stages" entries
-  int relay_cycles = 1000;         ///< "max_cycles"
+  int relay_stages = 64;    ///< "stages" entries
+  int relay_cycles = 1000;  ///< "max_cycles"
   /// Token ids in one list: "prefix", "ids", "allow_tokens"/"deny_tokens", a gate's needle,
   /// one stop sequence (a vocabulary has at most a few 100k tokens).
   std::size_t relay_ids = 1u << 18;
@@ -254,8 +254,8 @@ Json parse_json_strict(std::string_view text, std::string_view source,
     return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
                        /*ignore_comments=*/false);
   } catch (const nlohmann::json::exception& e) {
-    BATON_FAIL(format_error, source, ": invalid JSON: ",
-               detail::excerpt(detail::json_reason(e.what()), 200));
+    BATON_FAIL(format_error, source,
+               ": invalid JSON: ", detail::excerpt(detail::json_reason(e.what()), 200));
   }
 }
 
@@ -299,8 +299,8 @@ decltype(auto) with_field(std::string_view source, std::string_view field, Read&
   try {
     return std::forward<Read>(read)();
   } catch (const nlohmann::json::exception& e) {
-    BATON_FAIL(format_error, source, ": field '", detail::excerpt(field), "': ",
-               detail::excerpt(detail::json_reason(e.what()), 200));
+    BATON_FAIL(format_error, source, ": field '", detail::excerpt(field),
+               "': ", detail::excerpt(detail::json_reason(e.what()), 200));
   }
 }
 

@@ -49,7 +49,8 @@ inline std::string model_folder_name(std::string_view path) {
 template <class Slice, class Model>
 std::optional<std::string> base_model_mismatch(const Slice& slice, const Model& model) {
   const std::string& base = slice.base_model();
-  if (base.empty() || model_basename(base) == model_folder_name(model.source())) return std::nullopt;
+  if (base.empty() || model_basename(base) == model_folder_name(model.source()))
+    return std::nullopt;
   return "adapter " + slice.name() + " says it was trained on \"" + base +
          "\" (base_model_name_or_path), but the model is " + model.source() +
          "; the shapes fit, so it is applied";

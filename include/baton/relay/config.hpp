@@ -19,8 +19,8 @@
 /// ```
 /// Paths are relative to the file (and normalized: "." names the file's folder). Every count
 /// and string is bounded (io::ReadLimits' relay_* fields, docs/security.md): a file may not
-/// ask for 40,000 stages or a billion cycles. Ids may always be given; text fields ("text", "system",
-/// "examples", "stop_text", a text gate, stop sequences, token sets given as text) need a
+/// ask for 40,000 stages or a billion cycles. Ids may always be given; text fields ("text",
+/// "system", "examples", "stop_text", a text gate, stop sequences, token sets given as text) need a
 /// tokenizer and are resolved by
 /// text/relay_text.hpp, so this header needs no tokenizer. Errors name the file and the field.
 /// A stage's "grammar" ({"regex": "..."} or {"json_schema": {...}}, docs/grammar.md) is
@@ -84,7 +84,8 @@ struct GateSpec {
 
 /// "host": how a relay on the host backend runs (HostContextOptions, backend/host_context.hpp).
 struct HostRunSpec {
-  int threads = 0;  ///< "threads": its pool's size, at most ThreadPool::max_threads(); 0: every core
+  int threads =
+      0;  ///< "threads": its pool's size, at most ThreadPool::max_threads(); 0: every core
   bool bf16_products = false;  ///< "bf16_products": prefill's bf16 products on AVX512-BF16
 };
 
@@ -198,7 +199,8 @@ inline grammar::GrammarSpec grammar_field(const nlohmann::json& v, const std::st
   grammar::GrammarSpec g;
   if (v.contains("regex")) {
     BATON_CHECK(v["regex"].is_string(), config_error, where, ".regex must be a string");
-    g = grammar::GrammarSpec::regex(bounded(v["regex"].get<std::string>(), b.text, where + ".regex"));
+    g = grammar::GrammarSpec::regex(
+        bounded(v["regex"].get<std::string>(), b.text, where + ".regex"));
   } else {
     BATON_CHECK(v["json_schema"].is_object(), config_error, where,
                 ".json_schema must be an object (a JSON Schema)");
@@ -358,8 +360,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     BATON_CHECK(stages[i].is_object(), config_error, where, " must be an object");
     BATON_CHECK(stages[i].contains("name") && stages[i]["name"].is_string(), config_error, where,
                 ": missing string field 'name'");
-    names.push_back(detail::bounded(stages[i]["name"].get<std::string>(), bounds.name,
-                                    where + ".name"));
+    names.push_back(
+        detail::bounded(stages[i]["name"].get<std::string>(), bounds.name, where + ".name"));
     for (std::size_t k = 0; k + 1 < names.size(); ++k)
       BATON_CHECK(names[k] != names.back(), config_error, where, ": stage name '", names.back(),
                   "' is used twice");
@@ -406,9 +408,9 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       for (const auto& t : s["stop_text"]) {
         BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", io::detail::show(t),
                     ", not a string");
-        st.stop_text.push_back(detail::bounded(t.get<std::string>(), bounds.text,
-                                               where + ".stop_text[" +
-                                                   std::to_string(st.stop_text.size()) + "]"));
+        st.stop_text.push_back(
+            detail::bounded(t.get<std::string>(), bounds.text,
+                            where + ".stop_text[" + std::to_string(st.stop_text.size()) + "]"));
       }
     }
     st.exact = sf.bool_or("exact", false);
@@ -491,10 +493,11 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     const std::string nw = gw + (sw ? ".starts_with" : ".contains");
     spec.gate.needle = detail::json_ids_or_text(g[sw ? "starts_with" : "contains"], nw, bounds);
     // An empty needle is found in every output: the gate would pass every cycle, silently.
-    BATON_CHECK(spec.gate.needle.text ? !spec.gate.needle.text->empty()
-                                      : !spec.gate.needle.ids.empty(),
-                config_error, nw, " is empty; an empty needle passes every output (omit "
-                "'gate' to pass after one cycle)");
+    BATON_CHECK(
+        spec.gate.needle.text ? !spec.gate.needle.text->empty() : !spec.gate.needle.ids.empty(),
+        config_error, nw,
+        " is empty; an empty needle passes every output (omit "
+        "'gate' to pass after one cycle)");
   }
   return spec;
 }
@@ -529,8 +532,8 @@ inline void check_spec_backend(const RelaySpec& spec, std::string_view name) {
 inline RelaySpec load_relay_spec(const std::filesystem::path& file,
                                  const io::ReadLimits& limits = {}) {
   const std::string text = io::read_text_file(file, limits.config_bytes);
-  RelaySpec spec = parse_relay_spec(io::parse_json_strict(text, file.string(), limits.json_depth),
-                                    file, limits);
+  RelaySpec spec =
+      parse_relay_spec(io::parse_json_strict(text, file.string(), limits.json_depth), file, limits);
   // A schema's properties are emitted in the order written: read them again, in order.
   const auto ordered =
       io::parse_json_strict<nlohmann::ordered_json>(text, file.string(), limits.json_depth);

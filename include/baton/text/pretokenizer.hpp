@@ -45,8 +45,9 @@ class Regex {
     if (!re) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(code, msg, sizeof msg);
-      BATON_FAIL(tokenizer_error, source, ": pre_tokenizer regex \"", ::baton::detail::excerpt(pattern),
-                 "\" does not compile at offset ", offset, ": ", reinterpret_cast<char*>(msg));
+      BATON_FAIL(tokenizer_error, source, ": pre_tokenizer regex \"",
+                 ::baton::detail::excerpt(pattern), "\" does not compile at offset ", offset, ": ",
+                 reinterpret_cast<char*>(msg));
     }
     code_.reset(re, &pcre2_code_free);
     // JIT is an optimization only: on platforms without it (or with W^X memory policies)
@@ -82,8 +83,9 @@ class Regex {
       if (rc < 0) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(rc, msg, sizeof msg);
-        BATON_FAIL(tokenizer_error, "pre_tokenizer regex \"", ::baton::detail::excerpt(re_->pattern_),
-                   "\" failed at byte offset ", start, ": ", reinterpret_cast<char*>(msg));
+        BATON_FAIL(tokenizer_error, "pre_tokenizer regex \"",
+                   ::baton::detail::excerpt(re_->pattern_), "\" failed at byte offset ", start,
+                   ": ", reinterpret_cast<char*>(msg));
       }
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data_.get());
       begin = ov[0];

@@ -49,8 +49,8 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
     }
     for (const std::string& t : s.stop_text) {
       const auto ids = tok.encode(t);
-      BATON_CHECK(ids.size() == 1, config_error, where, ": stop_text \"", detail::excerpt(t), "\" is ",
-                  ids.size(),
+      BATON_CHECK(ids.size() == 1, config_error, where, ": stop_text \"", detail::excerpt(t),
+                  "\" is ", ids.size(),
                   " tokens; a stop id must be one token (multi-token stop sequences are "
                   "interceptors)");
       s.stop.push_back(ids[0]);
