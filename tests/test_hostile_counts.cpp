@@ -6,12 +6,12 @@
 // the system refuses, an empty gate needle, a tokenizer larger than the model, and model paths
 // compared by their resolved names.
 //
-// Mutation checks (2026-12-02), each applied alone, this program rebuilt and run:
-//   parse_relay_spec: stage-count check removed      -> "stages" case fails
-//   parse_relay_spec: max_cycles bound removed       -> "max_cycles" case fails
-//   ThreadPool: the catch around thread creation off -> the forked child aborts (SIGABRT)
-//   parse_relay_spec: empty-needle check removed     -> "empty gate needle" cases fail
-//   check_tokenizer_fits: `<=` made `<` (off by one) -> "tokenizer vs model" case fails
+// Mutation checks (2026-12-02), applied together to a copy of include/ (each caught by its own
+// case), this file compiled alone against it and run:
+//   ThreadPool: the catch around thread creation rethrows -> the forked child dies of SIGABRT
+//   parse_relay_spec: the max_cycles bound off             -> "max_cycles": 2 checks fail
+//   parse_relay_spec: the empty-needle check off           -> "empty gate needle": 3 fail
+//   detail::excerpt returns its whole input                -> "relay strings": 6 size checks
 #include <doctest/doctest.h>
 
 #include <sys/resource.h>

@@ -5,11 +5,13 @@
 // own words (no "[json.exception.parse_error.101]"), and names the field that was wrong (an
 // adapter's 'r', not "the tensor has rank 257").
 //
-// Mutation checks (2026-12-02), each applied alone, this program rebuilt and run:
-//   detail::excerpt returns its whole input            -> the excerpt and 1 MB cases fail
-//   fail_at appends [file:line] again (unconditional)  -> "no source location" fails
-//   io::detail::json_reason returns its input          -> the json.exception cases fail
-//   LoraSlice's rank message back to "has rank"        -> the rank case fails
+// Mutation checks (2026-12-02), applied together to a copy of include/ (each caught by its own
+// checks), this file compiled alone against it and run:
+//   detail::excerpt returns its whole input            -> the excerpt cases and 8 size checks
+//   fail_at appends [file:line] again (unconditional)  -> 17 ".hpp:" checks, "plain message"
+//   io::detail::json_reason returns its input          -> 5 "json.exception" checks
+// and alone: LoraSlice's rank message back to "<tensor> has rank r" -> the rank case, 4 checks
+// for each of r = 5, 8, 257
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -19,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/backend/host.hpp"
 #include "baton/core/error.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/lora/lora_slice.hpp"

@@ -20,9 +20,9 @@
 /// Paths are relative to the file (and normalized: "." names the file's folder). Every count
 /// and string is bounded (io::ReadLimits' relay_* fields, docs/security.md): a file may not
 /// ask for 40,000 stages or a billion cycles. Ids may always be given; text fields ("text",
-/// "system", "examples", "stop_text", a text gate, stop sequences, token sets given as text) need a
-/// tokenizer and are resolved by
-/// text/relay_text.hpp, so this header needs no tokenizer. Errors name the file and the field.
+/// "system", "examples", "stop_text", a text gate, stop sequences, token sets given as text)
+/// need a tokenizer and are resolved by text/relay_text.hpp, so this header needs no tokenizer.
+/// Errors name the file and the field.
 /// A stage's "grammar" ({"regex": "..."} or {"json_schema": {...}}, docs/grammar.md) is
 /// checked here and compiled against the tokenizer by resolve_text; load_relay_spec keeps a
 /// schema's properties in the file's order (parse_relay_spec, given parsed JSON, sees them in
@@ -84,8 +84,8 @@ struct GateSpec {
 
 /// "host": how a relay on the host backend runs (HostContextOptions, backend/host_context.hpp).
 struct HostRunSpec {
-  int threads =
-      0;  ///< "threads": its pool's size, at most ThreadPool::max_threads(); 0: every core
+  /// "threads": its thread pool's size, at most ThreadPool::max_threads(); 0: every core.
+  int threads = 0;
   bool bf16_products = false;  ///< "bf16_products": prefill's bf16 products on AVX512-BF16
 };
 
