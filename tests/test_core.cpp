@@ -49,14 +49,20 @@ TEST_CASE("f16 conversions match hand-computed bit patterns") {
   }
 }
 
-TEST_CASE("errors derive from baton::error and carry the source location") {
+TEST_CASE("errors derive from baton::error; the source location only where asked for") {
   try {
     BATON_FAIL(shape_error, "tensor ", "x", " has ", 3, " dims");
     FAIL("no throw");
   } catch (const error& e) {
     const std::string what = e.what();
     CHECK(what.find("tensor x has 3 dims") == 0);
+    // A user's message must not carry the build machine's paths (issue #22); a debugging
+    // build defines BATON_ERROR_SOURCE_LOCATION to get them.
+#if defined(BATON_ERROR_SOURCE_LOCATION)
     CHECK(what.find("test_core.cpp") != std::string::npos);
+#else
+    CHECK(what == "tensor x has 3 dims");
+#endif
   }
   CHECK_THROWS_AS(BATON_CHECK(1 + 1 == 3, usage_error, "math"), usage_error);
   CHECK_NOTHROW(BATON_CHECK(true, usage_error, "never"));

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <vector>
 
+#include "baton/core/error.hpp"  // detail::excerpt: what a message quotes of an argument
+
 namespace baton::cli {
 
 /// A malformed command line: reported with the usage text, exit status 2. Deliberately not a
@@ -25,7 +27,7 @@ class SeenOptions {
  public:
   void once(std::string_view option) {
     for (const std::string& s : seen_)
-      if (s == option) throw ArgError{std::string(option) + " is given twice"};
+      if (s == option) throw ArgError{detail::excerpt(option) + " is given twice"};
     seen_.emplace_back(option);
   }
 
@@ -35,7 +37,8 @@ class SeenOptions {
 
 /// An option's value; an empty one is an error (`--adapter ""` must not mean "no adapter").
 inline std::string_view non_empty(std::string_view option, std::string_view value) {
-  if (value.empty()) throw ArgError{std::string(option) + " needs a value, got an empty string"};
+  if (value.empty())
+    throw ArgError{detail::excerpt(option) + " needs a value, got an empty string"};
   return value;
 }
 
@@ -44,7 +47,7 @@ Int parse_int(std::string_view text, std::string_view what) {
   Int v{};
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc{} || end != text.data() + text.size()) {
-    throw ArgError{std::string(what) + ": '" + std::string(text) + "' is not an integer" +
+    throw ArgError{std::string(what) + ": '" + detail::excerpt(text) + "' is not an integer" +
                    (ec == std::errc::result_out_of_range ? " in range" : "")};
   }
   return v;
@@ -59,7 +62,7 @@ inline std::vector<std::int32_t> parse_ids(std::string_view list, std::string_vi
     const std::string_view item =
         list.substr(start, comma == std::string_view::npos ? list.npos : comma - start);
     if (item.empty())
-      throw ArgError{std::string(what) + ": empty entry in '" + std::string(list) + "'"};
+      throw ArgError{std::string(what) + ": empty entry in '" + detail::excerpt(list) + "'"};
     ids.push_back(parse_int<std::int32_t>(item, what));
     if (comma == std::string_view::npos) break;
     start = comma + 1;

@@ -57,7 +57,7 @@ inline BackendChoice parse_backend(std::string_view value) {
           "-DBATON_ENABLE_CUDA=ON, e.g. `cmake --preset cuda`)"};
     return BackendChoice::cuda;
   }
-  throw ArgError{"--backend must be host or cuda, got '" + std::string(value) + "'"};
+  throw ArgError{"--backend must be host or cuda, got '" + detail::excerpt(value) + "'"};
 }
 
 /// The backend a run uses: the one asked for, else the build's default. Asking for cuda

@@ -122,7 +122,7 @@ Args parse_args(int argc, char** argv) {
       a.backend = baton::cli::parse_backend(value());
     } else if (baton::cli::parse_host_option(arg, value, a.host)) {
     } else {
-      throw ArgError{"unknown option '" + std::string(arg) + "'"};
+      throw ArgError{"unknown option '" + detail::excerpt(arg) + "'"};
     }
   }
   if (a.help) return a;
@@ -180,9 +180,13 @@ int cmd_generate(int argc, char** argv) {
   const std::vector<std::int32_t> stop_ids =
       a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
   std::optional<Tokenizer> tok;
-  if (!a.tokenizer.empty()) tok = Tokenizer::from_file(a.tokenizer);
+  if (!a.tokenizer.empty()) {
+    tok = Tokenizer::from_file(a.tokenizer);
+    check_tokenizer_fits(tok->vocab_size(), cfg.vocab_size, a.tokenizer, a.model);
+  }
   const std::vector<std::int32_t> prompt = a.have_prompt ? tok->encode(a.prompt) : a.ids;
-  BATON_CHECK(!prompt.empty(), usage_error, "--prompt \"", a.prompt, "\" encodes to no tokens");
+  BATON_CHECK(!prompt.empty(), usage_error, "--prompt \"", detail::excerpt(a.prompt),
+              "\" encodes to no tokens");
   std::shared_ptr<const grammar::TokenGrammar> constraint;
   if (a.have_regex || !a.json_schema.empty()) {
     const grammar::GrammarSpec spec = a.have_regex

@@ -37,6 +37,9 @@ using namespace baton;
 
 namespace {
 
+/// --repeat at most: a timing's median needs tens of runs, not a billion (each is a whole relay).
+constexpr int kMaxRepeat = 1000;
+
 constexpr std::string_view kUsage =
     "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
     "[--trace]\n"
@@ -45,7 +48,7 @@ constexpr std::string_view kUsage =
     "  --ids LIST     the request as token ids, used as given\n"
     "  \"question\"     the request as text (needs the relay's tokenizer)\n"
     "  --json         print one JSON object\n"
-    "  --repeat N     run N times on the pre-warmed relay; report the median total ms\n"
+    "  --repeat N     run N <= 1000 times on the pre-warmed relay; report the median total ms\n"
     "  --trace        record every decode step (token, position, time) and print the table\n";
 
 struct Args {
@@ -84,7 +87,7 @@ Args parse_args(int argc, char** argv) {
       a.backend = cli::parse_backend(value());
     } else if (cli::parse_host_option(arg, value, a.host)) {
     } else if (arg.starts_with("--")) {
-      throw cli::ArgError{"unknown option '" + std::string(arg) + "'"};
+      throw cli::ArgError{"unknown option '" + detail::excerpt(arg) + "'"};
     } else {
       if (a.text) throw cli::ArgError{"more than one question given"};
       a.text = std::string(arg);
@@ -94,7 +97,9 @@ Args parse_args(int argc, char** argv) {
   if (a.config.empty()) throw cli::ArgError{"--config FILE is required"};
   if (a.ids.has_value() == a.text.has_value())
     throw cli::ArgError{"give the request either as --ids or as one \"question\""};
-  if (a.repeat < 1) throw cli::ArgError{"--repeat must be at least 1"};
+  if (a.repeat < 1 || a.repeat > kMaxRepeat)
+    throw cli::ArgError{"--repeat " + std::to_string(a.repeat) + " is outside [1, " +
+                        std::to_string(kMaxRepeat) + "]"};
   return a;
 }
 

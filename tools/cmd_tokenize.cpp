@@ -111,7 +111,7 @@ int parse(int argc, char** argv, std::string_view usage, std::string& tokenizer,
       }
     }
     if (!known) {
-      std::cerr << argv[0] << ": unknown option '" << a << "'\n" << usage;
+      std::cerr << argv[0] << ": unknown option '" << baton::detail::excerpt(a) << "'\n" << usage;
       return 2;
     }
   }
@@ -155,7 +155,8 @@ std::vector<std::int32_t> parse_ids(const std::string& in) {
     if (ec != std::errc() || v < 0 || !separated) {
       const std::size_t tok_end = in.find_first_of(" \t\r\n,", i);
       BATON_FAIL(baton::format_error, "stdin: \"",
-                 in.substr(i, tok_end == std::string::npos ? std::string::npos : tok_end - i),
+                 baton::detail::excerpt(std::string_view(in).substr(
+                     i, tok_end == std::string::npos ? std::string::npos : tok_end - i)),
                  "\" at byte offset ", i, " is not a token id");
     }
     ids.push_back(v);

@@ -26,9 +26,10 @@ template <class Value>
 bool parse_host_option(std::string_view arg, Value&& value, HostChoice& h) {
   if (arg == "--threads") {
     const int n = parse_int<int>(value(), "--threads");
-    if (n < 0 || n > HostRunSpec::kMaxThreads)
-      throw ArgError{"--threads must be in [0, " + std::to_string(HostRunSpec::kMaxThreads) +
-                     "] (0: every core)"};
+    if (n < 0 || n > ThreadPool::max_threads())
+      throw ArgError{"--threads " + std::to_string(n) + " is outside [0, " +
+                     std::to_string(ThreadPool::max_threads()) +
+                     "] (0: every core; at most 256, or this machine's hardware threads if more)"};
     h.threads = n;
     return true;
   }

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::cerr << "baton: unknown subcommand '" << sub << "'\n\n";
+  std::cerr << "baton: unknown subcommand '" << baton::detail::excerpt(sub) << "'\n\n";
   usage(std::cerr);
   return 2;
 }

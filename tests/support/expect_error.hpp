@@ -48,3 +48,7 @@ std::string expect_error(const std::function<void()>& f,
     INFO("line " << __LINE__ << ": " #expr);                                 \
     ::baton::test::expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__}); \
   } while (0)
+
+// EXPECT_ERROR as an expression: the message, for further checks (its length, what it lacks).
+#define ERROR_MESSAGE(type, expr, ...) \
+  ::baton::test::expect_error<type>([&] { (void)(expr); }, {__VA_ARGS__})

@@ -16,9 +16,11 @@
 /// through the Workspace it is given (see host_context.hpp).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -37,24 +39,40 @@ namespace baton {
 
 class ThreadPool {
  public:
+  /// The most threads a pool may have: kMaxThreads, or the machine's hardware threads where
+  /// it has more. More threads than cores only take turns, and each reserves a stack (8 MiB
+  /// by default): 256 of them fit a 4 GB address space, the 1024 a file once asked for do not.
+  static constexpr int kMaxThreads = 256;
+  static int max_threads() noexcept {
+    return std::max(kMaxThreads, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+
   /// `threads` workers in all, the calling thread included (so threads - 1 are started);
   /// `spin`: how long an idle worker, and the caller at the end of a loop, spins before
-  /// sleeping.
+  /// sleeping. usage_error for a count outside [1, max_threads()]; io_error when the system
+  /// refuses a thread (a process or memory limit), after the ones started are stopped.
   explicit ThreadPool(int threads, std::chrono::microseconds spin = std::chrono::microseconds(50))
       : spin_(spin) {
-    BATON_CHECK(threads >= 1 && threads <= 1024, usage_error, "ThreadPool: threads = ", threads,
-                " (1..1024 expected)");
+    BATON_CHECK(threads >= 1 && threads <= max_threads(), usage_error,
+                "ThreadPool: threads = ", threads, " is outside [1, ", max_threads(),
+                "] (ThreadPool::max_threads(): 256, or the machine's hardware threads if more)");
     workers_.reserve(static_cast<std::size_t>(threads - 1));
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    try {
+      for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error& e) {
+      // The destructor does not run for a constructor that throws, and a joinable
+      // std::thread's destructor terminates the process: stop and join the started ones here.
+      const int started = size();
+      stop_and_join();
+      BATON_FAIL(io_error, "ThreadPool: the system refused thread ", started + 1, " of ", threads,
+                 " (", e.what(),
+                 "); a process or memory limit is lower than that: ask for "
+                 "fewer threads");
+    }
   }
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
-  ~ThreadPool() {
-    stop_.store(true);
-    epoch_.fetch_add(1);
-    wake(epoch_, true);
-    for (auto& t : workers_) t.join();
-  }
+  ~ThreadPool() { stop_and_join(); }
 
   int size() const noexcept { return static_cast<int>(workers_.size()) + 1; }
   /// How many loops (parallel_for calls with work) this pool has run: what a caller checks to
@@ -133,6 +151,14 @@ class ThreadPool {
 #else
     std::this_thread::yield();
 #endif
+  }
+
+  void stop_and_join() noexcept {
+    stop_.store(true);
+    epoch_.fetch_add(1);
+    wake(epoch_, true);
+    for (auto& t : workers_) t.join();
+    workers_.clear();
   }
 
   /// Claims and runs chunks of loop `gen` until none is left.

@@ -8,12 +8,15 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
 namespace baton {
 
-/// Base of every exception baton throws. what() ends with the library source location.
+/// Base of every exception baton throws. what() is the message alone: the library's source
+/// location is appended only in builds defining BATON_ERROR_SOURCE_LOCATION (a debugging aid:
+/// a user's message must not carry the build machine's paths).
 class error : public std::runtime_error {
  public:
   explicit error(const std::string& message) : std::runtime_error(message) {}
@@ -78,14 +81,35 @@ std::string concat(const Parts&... parts) {
   (out << ... << parts);
   return out.str();
 }
+
+/// How many bytes of a user's string a message quotes at most (kExcerptBytes).
+inline constexpr std::size_t kExcerptBytes = 64;
+
+/// `text` as a message quotes it: whole when it has at most `max` bytes, else its first `max`
+/// bytes (cut back to a UTF-8 character boundary) and "…(N bytes)" with its full size, so a
+/// 1 MB string in a file costs a message 80 bytes, not 1 MB, and still says how long it was.
+inline std::string excerpt(std::string_view text, std::size_t max = kExcerptBytes) {
+  if (text.size() <= max) return std::string(text);
+  std::size_t cut = max;
+  // Back off continuation bytes (10xxxxxx) so no character is split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return concat(text.substr(0, cut), "\xE2\x80\xA6(", text.size(), " bytes)");
+}
 }  // namespace detail
 
-/// Throws E with the message parts streamed together and the baton source location
-/// appended, e.g. `fail<shape_error>(loc, "tensor ", name, " has shape ", ...)`.
+/// Throws E with the message parts streamed together (and, in builds defining
+/// BATON_ERROR_SOURCE_LOCATION, the baton source location appended), e.g.
+/// `fail_at<shape_error>(loc, "tensor ", name, " has shape ", ...)`. Parts that quote input
+/// go through detail::excerpt.
 template <class E, class... Parts>
-[[noreturn]] void fail_at(const std::source_location& where, const Parts&... parts) {
+[[noreturn]] void fail_at([[maybe_unused]] const std::source_location& where,
+                          const Parts&... parts) {
   static_assert(std::is_base_of_v<error, E>, "baton throws only baton::error subclasses");
+#if defined(BATON_ERROR_SOURCE_LOCATION)
   throw E(detail::concat(parts..., " [", where.file_name(), ":", where.line(), "]"));
+#else
+  throw E(detail::concat(parts...));
+#endif
 }
 
 }  // namespace baton

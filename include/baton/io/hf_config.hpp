@@ -57,8 +57,8 @@ inline void parse_rope(const nlohmann::json& r, std::string_view source, const s
   const auto legacy_type = f.string("type");
   // Newer files say rope_type, older ones type; both present and different is ambiguous.
   if (rope_type && legacy_type && *rope_type != *legacy_type) {
-    BATON_FAIL(config_error, source, ": field '", field, "' has rope_type \"", *rope_type,
-               "\" but type \"", *legacy_type, "\"");
+    BATON_FAIL(config_error, source, ": field '", field, "' has rope_type \"",
+               detail::excerpt(*rope_type), "\" but type \"", detail::excerpt(*legacy_type), "\"");
   }
   const std::string type = rope_type ? *rope_type : legacy_type.value_or("default");
   if (type == "default") {
@@ -74,7 +74,8 @@ inline void parse_rope(const nlohmann::json& r, std::string_view source, const s
     out.high_freq_factor = f.number_or("high_freq_factor", 0, true);
     out.original_max_position_embeddings = f.int_or("original_max_position_embeddings", 0, true);
   } else {
-    BATON_FAIL(config_error, source, ": field '", field, "' has rope type \"", type,
+    BATON_FAIL(config_error, source, ": field '", field, "' has rope type \"",
+               detail::excerpt(type),
                "\", which baton does not implement (supported: default, linear, llama3)");
   }
 }
@@ -113,7 +114,8 @@ inline ModelConfig parse_model_config(const nlohmann::json& j, std::string_view 
   } else {
     bool extra = false;
     for (const std::string_view a : extra_architectures) extra = extra || a == c.architecture_name;
-    BATON_CHECK(extra, config_error, source, ": unknown architecture \"", c.architecture_name,
+    BATON_CHECK(extra, config_error, source, ": unknown architecture \"",
+                detail::excerpt(c.architecture_name),
                 "\" (baton runs Qwen2ForCausalLM, LlamaForCausalLM and Qwen3ForCausalLM; a "
                 "family added outside baton names its own)");
     c.architecture = Architecture::other;

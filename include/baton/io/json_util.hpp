@@ -46,6 +46,20 @@ struct ReadLimits {
   std::uintmax_t config_bytes = kMaxConfigBytes;        ///< config/adapter/index/relay files
   std::uintmax_t tokenizer_bytes = kMaxTokenizerBytes;  ///< tokenizer.json
   int json_depth = kMaxJsonDepth;                       ///< nesting of any JSON file
+
+  // What a relay file may ask for (relay/config.hpp). Its size cap alone does not bound what
+  // it costs: each stage builds a model slot and caches (20,000 stages took 2.85 GB), a cycle
+  // count or a list length multiplies the work. Real relays are far below these.
+  int relay_stages = 64;    ///< "stages" entries
+  int relay_cycles = 1000;  ///< "max_cycles"
+  /// Token ids in one list: "prefix", "ids", "allow_tokens"/"deny_tokens", a gate's needle,
+  /// one stop sequence (a vocabulary has at most a few 100k tokens).
+  std::size_t relay_ids = 1u << 18;
+  /// Entries of a stage's other lists: "input", "examples", "stop", "stop_text",
+  /// "stop_sequences" (each is checked, matched or copied on every run or step).
+  std::size_t relay_entries = 1024;
+  std::size_t relay_name_bytes = 256;       ///< a stage's "name" (every message quotes it)
+  std::size_t relay_text_bytes = 1u << 18;  ///< any other string: text, system, regex, stops
 };
 
 /// Reads a whole text file of at most `max_bytes`: config.json, adapter_config.json, an
@@ -161,8 +175,9 @@ class JsonChecker {
     }
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) {
     syntax_error_ = e.what();
+    syntax_error_byte_ = byte > 0 ? byte - 1 : 0;  // nlohmann counts the bytes read: 1-based
     return false;
   }
 
@@ -170,6 +185,7 @@ class JsonChecker {
   std::optional<std::string> duplicate_;
   int duplicate_depth_ = 0;
   std::optional<std::string> syntax_error_;
+  std::size_t syntax_error_byte_ = 0;
 
  private:
   bool enter() {
@@ -185,10 +201,16 @@ class JsonChecker {
   std::vector<std::optional<std::set<std::string, std::less<>>>> keys_;
 };
 
-/// At most `max` bytes of `s`, with "..." when cut, for quoting input in messages.
-inline std::string excerpt(std::string_view s, std::size_t max = 60) {
-  if (s.size() <= max) return std::string(s);
-  return std::string(s.substr(0, max)) + "...";
+using ::baton::detail::excerpt;  // core/error.hpp: what a message quotes of its input
+
+/// nlohmann's exception text without its "[json.exception.parse_error.101] " tag (an internal
+/// name that means nothing to a user) nor the "parse error at " that the caller's own words
+/// replace: "line 1, column 5: syntax error while parsing value - invalid literal; ...".
+inline std::string_view json_reason(std::string_view what) {
+  if (const auto close = what.find("] "); what.starts_with("[json.") && close != what.npos)
+    what.remove_prefix(close + 2);
+  if (what.starts_with("parse error at ")) what.remove_prefix(15);
+  return what;
 }
 
 }  // namespace detail
@@ -221,8 +243,9 @@ Json parse_json_strict(std::string_view text, std::string_view source,
                             /*ignore_comments=*/false);
   BATON_CHECK(!checker.too_deep, format_error, source, ": JSON nests deeper than ", max_depth,
               " levels (the limit for every file baton reads)");
-  BATON_CHECK(!checker.syntax_error_, format_error, source,
-              ": invalid JSON: ", detail::excerpt(checker.syntax_error_.value_or(""), 200));
+  BATON_CHECK(!checker.syntax_error_, format_error, source, ": invalid JSON at byte ",
+              checker.syntax_error_byte_, ", ",
+              detail::excerpt(detail::json_reason(checker.syntax_error_.value_or("")), 200));
   BATON_CHECK(!checker.duplicate_, format_error, source, ": duplicate key '",
               detail::excerpt(checker.duplicate_.value_or("")), "' (in an object at nesting depth ",
               checker.duplicate_depth_,
@@ -231,7 +254,8 @@ Json parse_json_strict(std::string_view text, std::string_view source,
     return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
                        /*ignore_comments=*/false);
   } catch (const nlohmann::json::exception& e) {
-    BATON_FAIL(format_error, source, ": invalid JSON: ", detail::excerpt(e.what(), 200));
+    BATON_FAIL(format_error, source,
+               ": invalid JSON: ", detail::excerpt(detail::json_reason(e.what()), 200));
   }
 }
 
@@ -260,9 +284,7 @@ namespace detail {
 /// kMaxJsonDepth; the text is cut so a message never echoes kilobytes of input.
 template <class Json>
 std::string show(const Json& v) {
-  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
+  return excerpt(v.dump(-1, ' ', false, Json::error_handler_t::replace), 80);
 }
 
 }  // namespace detail
@@ -277,11 +299,8 @@ decltype(auto) with_field(std::string_view source, std::string_view field, Read&
   try {
     return std::forward<Read>(read)();
   } catch (const nlohmann::json::exception& e) {
-    // nlohmann's messages start with "[json.exception.type_error.302] ": keep the reason only.
-    std::string_view what = e.what();
-    if (const auto close = what.find("] "); what.starts_with("[json.") && close != what.npos)
-      what.remove_prefix(close + 2);
-    BATON_FAIL(format_error, source, ": field '", field, "': ", detail::excerpt(what, 200));
+    BATON_FAIL(format_error, source, ": field '", detail::excerpt(field),
+               "': ", detail::excerpt(detail::json_reason(e.what()), 200));
   }
 }
 

@@ -154,7 +154,7 @@ struct AdapterConfig {
     try {
       return grammar::PathRegex(pattern);
     } catch (const grammar_error& e) {
-      BATON_FAIL(config_error, source, ": field '", field, "' holds \"", pattern,
+      BATON_FAIL(config_error, source, ": field '", field, "' holds \"", detail::excerpt(pattern),
                  "\", which is not a regex baton supports: ", e.what());
     }
   }
@@ -295,7 +295,8 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
     for (const auto& e : tm) {
       if (!e.is_string()) f.fail("target_modules", tm, "must hold module names (strings)");
       const std::string name = e.template get<std::string>();
-      BATON_CHECK(valid_target_entry(name), config_error, source, ": target module '", name,
+      BATON_CHECK(valid_target_entry(name), config_error, source, ": target module '",
+                  detail::excerpt(name),
                   "' is not supported (baton adapts only q_proj, k_proj, v_proj, o_proj, "
                   "gate_proj, up_proj, down_proj)");
       c.target_modules.push_back(name);

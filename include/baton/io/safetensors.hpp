@@ -140,7 +140,8 @@ class SafetensorsFile {
   }
   const TensorInfo& at(std::string_view name) const {
     const TensorInfo* t = find(name);
-    BATON_CHECK(t != nullptr, format_error, "missing tensor '", name, "' in ", path_.string());
+    BATON_CHECK(t != nullptr, format_error, "missing tensor '", detail::excerpt(name, 200), "' in ",
+                path_.string());
     return *t;
   }
 
@@ -150,7 +151,8 @@ class SafetensorsFile {
     const std::less<const TensorInfo*> before;
     const bool mine = !tensors_.empty() && !before(&t, tensors_.data()) &&
                       before(&t, tensors_.data() + tensors_.size());
-    BATON_CHECK(mine, usage_error, "tensor '", t.name, "' does not belong to ", path_.string());
+    BATON_CHECK(mine, usage_error, "tensor '", detail::excerpt(t.name, 200),
+                "' does not belong to ", path_.string());
     return map_.bytes().subspan(data_offset_ + t.begin, t.end - t.begin);
   }
 
@@ -328,14 +330,16 @@ void read_tensor(const SafetensorsFile& file, const TensorInfo& t,
   static_assert(std::endian::native == std::endian::little,
                 "safetensors data is little-endian; baton assumes a little-endian host");
   static_assert(sizeof(bf16) == 2 && sizeof(f16) == 2 && sizeof(float) == 4);
-  BATON_CHECK(t.type.has_value(), shape_error, file.path().string(), ": tensor '", t.name,
-              "' has dtype ", t.dtype_name, "; baton reads only F32, BF16 and F16 tensors");
+  BATON_CHECK(t.type.has_value(), shape_error, file.path().string(), ": tensor '",
+              detail::excerpt(t.name, 200), "' has dtype ", detail::excerpt(t.dtype_name),
+              "; baton reads only F32, BF16 and F16 tensors");
   BATON_CHECK(std::ranges::equal(t.shape, expected_shape), shape_error, file.path().string(),
-              ": tensor '", t.name, "' has shape ", format_shape(t.shape), ", expected ",
-              format_shape(expected_shape));
+              ": tensor '", detail::excerpt(t.name, 200), "' has shape ", format_shape(t.shape),
+              ", expected ", format_shape(expected_shape));
   const std::size_t n = t.numel();
-  BATON_CHECK(out.size() == n, usage_error, file.path().string(), ": tensor '", t.name, "' has ", n,
-              " elements but the output span holds ", out.size());
+  BATON_CHECK(out.size() == n, usage_error, file.path().string(), ": tensor '",
+              detail::excerpt(t.name, 200), "' has ", n, " elements but the output span holds ",
+              out.size());
   const std::span<const std::byte> src = file.raw(t);
   if (n == 0) return;  // also keeps memcpy away from null pointers
   const std::byte* p = src.data();
@@ -416,14 +420,15 @@ class TensorSource {
     std::map<std::string, std::size_t, std::less<>> shard_index;  // file name -> files_ slot
     std::map<std::string, std::string, std::less<>> wanted;       // tensor -> file name
     for (const auto& [tensor, file] : wm->items()) {
-      BATON_CHECK(file.is_string(), format_error, src, ": weight_map[\"", tensor,
-                  "\"] = ", detail::show(file), " is not a file name");
+      BATON_CHECK(file.is_string(), format_error, src, ": weight_map[\"",
+                  detail::excerpt(tensor, 200), "\"] = ", detail::show(file),
+                  " is not a file name");
       const std::string name = file.get<std::string>();
       // Shards are siblings of the index: a path that escapes the folder is not a shard.
       const std::filesystem::path p(name);
       BATON_CHECK(!name.empty() && p.filename() == p && name != "." && name != "..", format_error,
-                  src, ": weight_map[\"", tensor, "\"] = \"", name,
-                  "\" is not a plain file name next to the index");
+                  src, ": weight_map[\"", detail::excerpt(tensor, 200), "\"] = \"",
+                  detail::excerpt(name), "\" is not a plain file name next to the index");
       wanted.emplace(tensor, name);
       if (!shard_index.contains(name)) {
         shard_index.emplace(name, s.files_.size());
@@ -437,17 +442,20 @@ class TensorSource {
       for (std::size_t i = 0; i < tensors.size(); ++i) {
         const std::string& t = tensors[i].name;
         const auto [it, fresh] = found_in.emplace(t, file_name);
-        BATON_CHECK(fresh, format_error, src, ": tensor '", t, "' is present in two shards, '",
-                    it->second, "' and '", file_name, "'");
+        BATON_CHECK(fresh, format_error, src, ": tensor '", detail::excerpt(t, 200),
+                    "' is present in two shards, '", detail::excerpt(it->second), "' and '",
+                    detail::excerpt(file_name), "'");
         const auto w = wanted.find(t);
-        BATON_CHECK(w != wanted.end(), format_error, src, ": tensor '", t, "' in shard '",
-                    file_name, "' is not listed in the weight_map");
+        BATON_CHECK(w != wanted.end(), format_error, src, ": tensor '", detail::excerpt(t, 200),
+                    "' in shard '", detail::excerpt(file_name),
+                    "' is not listed in the weight_map");
         if (w->second == file_name) s.map_.emplace(t, Slot{slot, i});
       }
     }
     for (const auto& [tensor, file_name] : wanted) {
-      BATON_CHECK(s.map_.contains(tensor), format_error, src, ": weight_map lists tensor '", tensor,
-                  "' in shard '", file_name, "' but that shard does not contain it");
+      BATON_CHECK(s.map_.contains(tensor), format_error, src, ": weight_map lists tensor '",
+                  detail::excerpt(tensor, 200), "' in shard '", detail::excerpt(file_name),
+                  "' but that shard does not contain it");
     }
     return s;
   }
@@ -498,7 +506,8 @@ class TensorSource {
   TensorSource() = default;
   Slot slot(std::string_view name) const {
     const auto it = map_.find(name);
-    BATON_CHECK(it != map_.end(), format_error, "missing tensor '", name, "' in ", where_);
+    BATON_CHECK(it != map_.end(), format_error, "missing tensor '", detail::excerpt(name, 200),
+                "' in ", where_);
     return it->second;
   }
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,13 +34,23 @@ inline std::string model_basename(std::string_view path) {
   return out;
 }
 
+/// The name of the model folder at `path`: the last component once the path is made absolute
+/// and normalized, so "models/qwen/.", "./" (in models/qwen) and "qwen/" all give "qwen".
+inline std::string model_folder_name(std::string_view path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(std::filesystem::path(path), ec);
+  if (ec) p = std::filesystem::path(path);
+  return model_basename(p.lexically_normal().generic_string());
+}
+
 /// A description of the mismatch when the adapter `slice` names a base model whose last path
 /// component differs from that of `model.source()` (the folder it was loaded from); nullopt
 /// when they agree or when the adapter names no base.
 template <class Slice, class Model>
 std::optional<std::string> base_model_mismatch(const Slice& slice, const Model& model) {
   const std::string& base = slice.base_model();
-  if (base.empty() || model_basename(base) == model_basename(model.source())) return std::nullopt;
+  if (base.empty() || model_basename(base) == model_folder_name(model.source()))
+    return std::nullopt;
   return "adapter " + slice.name() + " says it was trained on \"" + base +
          "\" (base_model_name_or_path), but the model is " + model.source() +
          "; the shapes fit, so it is applied";

@@ -98,9 +98,11 @@ class LoraSlice {
         const std::string an = io::lora_tensor_name(layer, t, 'A');
         const std::string bn = io::lora_tensor_name(layer, t, 'B');
         const int r = ac.rank_for(layer, t);
-        BATON_CHECK(r <= Rank, shape_error, "adapter ", dir.string(), ": ", an, " has rank ", r,
-                    " but this LoraSlice<", Rank, "> holds ranks up to ", Rank,
-                    "; use a larger rank bound");
+        // The rank comes from the config (before any tensor is read): name the field.
+        BATON_CHECK(r <= Rank, shape_error, "adapter ", dir.string(),
+                    ": adapter_config.json's 'r' (or its 'rank_pattern') = ", r, " for ",
+                    io::AdapterConfig::module_path(layer, t), " exceeds the largest rank ", Rank,
+                    " that this LoraSlice<", Rank, "> holds; use a larger rank bound");
         const auto [in, out] = shapes[ti];
         const std::size_t a_shape[] = {static_cast<std::size_t>(r), static_cast<std::size_t>(in)};
         const std::size_t b_shape[] = {static_cast<std::size_t>(out), static_cast<std::size_t>(r)};

@@ -17,10 +17,12 @@
 ///   "gate": {"starts_with": "PASS"}, "max_cycles": 3, "loop_from": "reason",
 ///   "max_request_tokens": 512 }
 /// ```
-/// Paths are relative to the file. Ids may always be given; text fields ("text", "system",
-/// "examples", "stop_text", a text gate, stop sequences, token sets given as text) need a
-/// tokenizer and are resolved by
-/// text/relay_text.hpp, so this header needs no tokenizer. Errors name the file and the field.
+/// Paths are relative to the file (and normalized: "." names the file's folder). Every count
+/// and string is bounded (io::ReadLimits' relay_* fields, docs/security.md): a file may not
+/// ask for 40,000 stages or a billion cycles. Ids may always be given; text fields ("text",
+/// "system", "examples", "stop_text", a text gate, stop sequences, token sets given as text)
+/// need a tokenizer and are resolved by text/relay_text.hpp, so this header needs no tokenizer.
+/// Errors name the file and the field.
 /// A stage's "grammar" ({"regex": "..."} or {"json_schema": {...}}, docs/grammar.md) is
 /// checked here and compiled against the tokenizer by resolve_text; load_relay_spec keeps a
 /// schema's properties in the file's order (parse_relay_spec, given parsed JSON, sees them in
@@ -37,6 +39,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/backend/thread_pool.hpp"
 #include "baton/grammar/grammar_spec.hpp"
 #include "baton/intercept/token_bytes.hpp"
 #include "baton/io/json_util.hpp"
@@ -81,8 +84,8 @@ struct GateSpec {
 
 /// "host": how a relay on the host backend runs (HostContextOptions, backend/host_context.hpp).
 struct HostRunSpec {
-  static constexpr int kMaxThreads = 1024;  ///< "threads" and --threads: at most this many
-  int threads = 0;                          ///< "threads": its thread pool's size; 0: every core
+  /// "threads": its thread pool's size, at most ThreadPool::max_threads(); 0: every core.
+  int threads = 0;
   bool bf16_products = false;  ///< "bf16_products": prefill's bf16 products on AVX512-BF16
 };
 
@@ -103,6 +106,9 @@ struct RelaySpec {
   int max_request_tokens = 512;  ///< sizes each stage's slot (with the outputs it reads)
   /// Every token's bytes, for stop sequences (set by resolve_text from the tokenizer).
   std::shared_ptr<const TokenByteTable> token_bytes;
+  /// How many ids the tokenizer has (resolve_text sets it; 0: none used): the relay builder
+  /// checks them against the model's rows (check_tokenizer_fits).
+  std::size_t tokenizer_ids = 0;
 
   /// Whether any field still needs the tokenizer (resolve_text): text fields, and stop
   /// sequences (matched on token bytes) while token_bytes is unset.
@@ -122,10 +128,50 @@ struct RelaySpec {
   }
 };
 
+/// A path in a relay file: longer ones cannot be opened (PATH_MAX), and would fill messages.
+inline constexpr std::size_t kMaxRelayPathBytes = 4096;
+
 namespace detail {
 
-inline std::vector<std::int32_t> json_ids(const nlohmann::json& v, const std::string& where) {
+/// The limit on one count or string of a relay file, and the name that raises it.
+struct RelayBound {
+  std::size_t max;
+  const char* raise;  ///< e.g. "io::ReadLimits::relay_ids"
+};
+
+/// config_error unless `n` (the number of `what` that `where` holds) is within `b`.
+inline void check_count(std::size_t n, RelayBound b, const std::string& where, const char* what) {
+  BATON_CHECK(n <= b.max, config_error, where, " has ", n, " ", what, ", more than the limit of ",
+              b.max, " (", b.raise, ")");
+}
+
+/// `text`, the string at `where`, if it has at most b.max bytes; else config_error quoting
+/// its start.
+inline std::string bounded(std::string text, RelayBound b, const std::string& where) {
+  BATON_CHECK(text.size() <= b.max, config_error, where, " = \"", excerpt(text), "\" is ",
+              text.size(), " bytes, more than the limit of ", b.max, " (", b.raise, ")");
+  return text;
+}
+
+/// The limits a relay file is read under (io::ReadLimits' relay fields), by kind.
+struct RelayBounds {
+  explicit RelayBounds(const io::ReadLimits& l)
+      : ids{l.relay_ids, "io::ReadLimits::relay_ids"},
+        entries{l.relay_entries, "io::ReadLimits::relay_entries"},
+        name{l.relay_name_bytes, "io::ReadLimits::relay_name_bytes"},
+        text{l.relay_text_bytes, "io::ReadLimits::relay_text_bytes"},
+        stages{static_cast<std::size_t>(std::max(l.relay_stages, 0)),
+               "io::ReadLimits::relay_stages"},
+        cycles{static_cast<std::size_t>(std::max(l.relay_cycles, 0)),
+               "io::ReadLimits::relay_cycles"} {}
+  RelayBound ids, entries, name, text, stages, cycles;
+  RelayBound path{kMaxRelayPathBytes, "the system's PATH_MAX; not configurable"};
+};
+
+inline std::vector<std::int32_t> json_ids(const nlohmann::json& v, const std::string& where,
+                                          RelayBound max) {
   BATON_CHECK(v.is_array(), config_error, where, " must be an array of token ids");
+  check_count(v.size(), max, where, "ids");
   std::vector<std::int32_t> ids;
   for (const auto& e : v) {
     BATON_CHECK(e.is_number_integer() && e.get<long long>() >= 0 &&
@@ -136,14 +182,16 @@ inline std::vector<std::int32_t> json_ids(const nlohmann::json& v, const std::st
   return ids;
 }
 
-inline IdsOrText json_ids_or_text(const nlohmann::json& v, const std::string& where) {
-  if (v.is_string()) return IdsOrText{{}, v.get<std::string>()};
-  return IdsOrText{json_ids(v, where), std::nullopt};
+inline IdsOrText json_ids_or_text(const nlohmann::json& v, const std::string& where,
+                                  const RelayBounds& b) {
+  if (v.is_string()) return IdsOrText{{}, bounded(v.get<std::string>(), b.text, where)};
+  return IdsOrText{json_ids(v, where, b.ids), std::nullopt};
 }
 
 // "grammar": {"regex": "..."} or {"json_schema": {...}}; its syntax is checked now, so the
 // message names the file.
-inline grammar::GrammarSpec grammar_field(const nlohmann::json& v, const std::string& where) {
+inline grammar::GrammarSpec grammar_field(const nlohmann::json& v, const std::string& where,
+                                          const RelayBounds& b) {
   BATON_CHECK(v.is_object() && v.size() == 1 && (v.contains("regex") || v.contains("json_schema")),
               config_error, where,
               " must be {\"regex\": \"...\"} or {\"json_schema\": {...}}; got ",
@@ -151,7 +199,8 @@ inline grammar::GrammarSpec grammar_field(const nlohmann::json& v, const std::st
   grammar::GrammarSpec g;
   if (v.contains("regex")) {
     BATON_CHECK(v["regex"].is_string(), config_error, where, ".regex must be a string");
-    g = grammar::GrammarSpec::regex(v["regex"].get<std::string>());
+    g = grammar::GrammarSpec::regex(
+        bounded(v["regex"].get<std::string>(), b.text, where + ".regex"));
   } else {
     BATON_CHECK(v["json_schema"].is_object(), config_error, where,
                 ".json_schema must be an object (a JSON Schema)");
@@ -176,7 +225,7 @@ inline int stage_ref(const nlohmann::json& v, const std::vector<std::string>& na
   BATON_CHECK(v.is_string(), config_error, where, " must be a stage name or index");
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == v.get<std::string>()) return static_cast<int>(i);
-  BATON_FAIL(config_error, where, " names stage '", v.get<std::string>(),
+  BATON_FAIL(config_error, where, " names stage '", excerpt(v.get<std::string>()),
              "', which does not exist");
 }
 
@@ -187,14 +236,15 @@ inline std::vector<std::string> known_keys_check(const nlohmann::json& obj,
   for (const auto& [k, v] : obj.items()) {
     bool ok = false;
     for (const char* kn : known) ok = ok || k == kn;
-    BATON_CHECK(ok, config_error, where, ": unknown field '", k, "'");
+    BATON_CHECK(ok, config_error, where, ": unknown field '", excerpt(k), "'");
     keys.push_back(k);
   }
   return keys;
 }
 
 /// One entry of a stage's "interceptors" array: an object with one key, the built-in's name.
-inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::string& where) {
+inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::string& where,
+                                         const RelayBounds& b) {
   const char* kinds =
       "one of {\"stop_sequences\": [...]}, {\"allow_tokens\": [...]}, {\"deny_tokens\": "
       "[...]}, {\"trace\": true}, {\"step_skip\": true}";
@@ -209,11 +259,12 @@ inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::str
     spec.kind = InterceptorSpec::Kind::stop_sequences;
     BATON_CHECK(val.is_array() && !val.empty(), config_error, field,
                 " must be a non-empty array of stop strings (text, or arrays of token ids)");
+    check_count(val.size(), b.entries, field, "stop sequences");
     for (std::size_t k = 0; k < val.size(); ++k) {
       const std::string ew = field + "[" + std::to_string(k) + "]";
       BATON_CHECK(val[k].is_string() || val[k].is_array(), config_error, ew, " holds ",
                   io::detail::show(val[k]), ", not a string or an array of token ids");
-      spec.stops.push_back(json_ids_or_text(val[k], ew));
+      spec.stops.push_back(json_ids_or_text(val[k], ew, b));
       BATON_CHECK(spec.stops.back().text ? !spec.stops.back().text->empty()
                                          : !spec.stops.back().ids.empty(),
                   config_error, ew, " is empty");
@@ -223,42 +274,58 @@ inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::str
                                       : InterceptorSpec::Kind::deny_tokens;
     BATON_CHECK(val.is_array() && !val.empty(), config_error, field,
                 " must be a non-empty array of token ids (or strings of one token each)");
+    check_count(val.size(), b.ids, field, "tokens");
     for (std::size_t k = 0; k < val.size(); ++k) {
       const std::string ew = field + "[" + std::to_string(k) + "]";
       if (val[k].is_string()) {
-        spec.token_texts.push_back(val[k].get<std::string>());
+        spec.token_texts.push_back(bounded(val[k].get<std::string>(), b.text, ew));
       } else {
-        spec.token_ids.push_back(json_ids(nlohmann::json::array({val[k]}), ew)[0]);
+        spec.token_ids.push_back(json_ids(nlohmann::json::array({val[k]}), ew, b.ids)[0]);
       }
     }
   } else if (key == "trace" || key == "step_skip") {
     spec.kind = key == "trace" ? InterceptorSpec::Kind::trace : InterceptorSpec::Kind::step_skip;
     BATON_CHECK(val == true, config_error, field, ": write {\"", key, "\": true}");
   } else {
-    BATON_FAIL(config_error, where, ": unknown interceptor '", key, "'; use ", kinds);
+    BATON_FAIL(config_error, where, ": unknown interceptor '", excerpt(key), "'; use ", kinds);
   }
   return spec;
 }
 
 }  // namespace detail
 
-/// Parses a relay description; `source` is the file (paths are resolved against its folder).
-inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem::path& source) {
+/// Parses a relay description; `source` is the file (paths are resolved against its folder);
+/// the counts and strings it may hold are `limits`' relay fields.
+inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem::path& source,
+                                  const io::ReadLimits& limits = {}) {
   const std::string src = source.string();
+  const detail::RelayBounds bounds(limits);
+  // A path field, against the file's folder and normalized ("." and a trailing "/" dropped):
+  // the model folder's name is compared with what adapters were trained on.
+  const auto path_field = [&](const io::FieldReader<>& r, std::string_view key,
+                              const std::string& where) -> std::optional<std::filesystem::path> {
+    const auto p = r.string(key);
+    if (!p) return std::nullopt;
+    const std::filesystem::path full =
+        (source.parent_path() / detail::bounded(*p, bounds.path, where + "." + std::string(key)))
+            .lexically_normal();
+    // lexically_normal keeps a trailing separator ("dir/."→"dir/"): drop it, so the path's last
+    // component is the folder's name.
+    return full.has_filename() || !full.has_parent_path() ? full : full.parent_path();
+  };
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
   detail::known_keys_check(j, src,
                            {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles",
                             "loop_from", "max_request_tokens"});
   const io::FieldReader<> f(j, src);
-  const std::filesystem::path base = source.parent_path();
   RelaySpec spec;
   spec.source = source;
   f.require("model");
-  spec.model = base / *f.string("model");
-  if (auto t = f.string("tokenizer")) spec.tokenizer = base / *t;
+  spec.model = *path_field(f, "model", src + ": field 'model'");
+  spec.tokenizer = path_field(f, "tokenizer", src + ": field 'tokenizer'");
   if (auto b = f.string("backend")) {
-    BATON_CHECK(*b == "host" || *b == "cuda", config_error, src, ": field 'backend' = \"", *b,
-                "\": a relay runs on \"host\" or \"cuda\"");
+    BATON_CHECK(*b == "host" || *b == "cuda", config_error, src, ": field 'backend' = \"",
+                detail::excerpt(*b), "\": a relay runs on \"host\" or \"cuda\"");
     spec.backend = *b;
   }
   if (j.contains("host")) {
@@ -268,13 +335,16 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     detail::known_keys_check(j["host"], hw, {"threads", "bf16_products"});
     const io::FieldReader<> h(j["host"], hw);
     spec.host.threads = h.int_or("threads", 0);
-    BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= HostRunSpec::kMaxThreads,
+    BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= ThreadPool::max_threads(),
                 config_error, hw, ": 'threads' = ", spec.host.threads, " must be in [0, ",
-                HostRunSpec::kMaxThreads, "] (0: every core)");
+                ThreadPool::max_threads(), "] (0: every core; ThreadPool::max_threads())");
     spec.host.bf16_products = h.bool_or("bf16_products", false);
   }
   spec.max_cycles = f.int_or("max_cycles", 1);
   BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");
+  BATON_CHECK(static_cast<std::size_t>(spec.max_cycles) <= bounds.cycles.max, config_error, src,
+              ": field 'max_cycles' = ", spec.max_cycles, " is more than the limit of ",
+              bounds.cycles.max, " (", bounds.cycles.raise, ")");
   spec.max_request_tokens = f.int_or("max_request_tokens", 512);
   BATON_CHECK(spec.max_request_tokens >= 1, config_error, src,
               ": field 'max_request_tokens' must be >= 1");
@@ -283,13 +353,15 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   const auto& stages = j["stages"];
   BATON_CHECK(stages.is_array() && !stages.empty(), config_error, src,
               ": field 'stages' must be a non-empty array");
+  detail::check_count(stages.size(), bounds.stages, src + ": field 'stages'", "stages");
   std::vector<std::string> names;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string where = src + ": stages[" + std::to_string(i) + "]";
     BATON_CHECK(stages[i].is_object(), config_error, where, " must be an object");
     BATON_CHECK(stages[i].contains("name") && stages[i]["name"].is_string(), config_error, where,
                 ": missing string field 'name'");
-    names.push_back(stages[i]["name"].get<std::string>());
+    names.push_back(
+        detail::bounded(stages[i]["name"].get<std::string>(), bounds.name, where + ".name"));
     for (std::size_t k = 0; k + 1 < names.size(); ++k)
       BATON_CHECK(names[k] != names.back(), config_error, where, ": stage name '", names.back(),
                   "' is used twice");
@@ -304,32 +376,41 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
-    if (auto a = sf.string("adapter")) st.adapter = base / *a;
-    if (sf.has("prefix")) st.prefix = detail::json_ids(s["prefix"], where + ".prefix");
-    st.system = sf.string("system");
+    st.adapter = path_field(sf, "adapter", where);
+    if (sf.has("prefix")) st.prefix = detail::json_ids(s["prefix"], where + ".prefix", bounds.ids);
+    if (auto sys = sf.string("system"))
+      st.system = detail::bounded(std::move(*sys), bounds.text, where + ".system");
     if (sf.has("examples")) {
       const auto& ex = s["examples"];
       BATON_CHECK(ex.is_array(), config_error, where,
                   ".examples must be an array of [user, assistant]");
-      for (const auto& e : ex) {
+      detail::check_count(ex.size(), bounds.entries, where + ".examples", "examples");
+      for (std::size_t k = 0; k < ex.size(); ++k) {
+        const auto& e = ex[k];
         BATON_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(),
                     config_error, where, ".examples holds ", io::detail::show(e),
                     ", not [user, assistant]");
-        st.examples.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+        const std::string ew = where + ".examples[" + std::to_string(k) + "]";
+        st.examples.emplace_back(detail::bounded(e[0].get<std::string>(), bounds.text, ew + "[0]"),
+                                 detail::bounded(e[1].get<std::string>(), bounds.text, ew + "[1]"));
       }
     }
     BATON_CHECK(st.prefix.empty() || (!st.system && st.examples.empty()), config_error, where,
                 ": give the prefix as 'prefix' ids or as 'system'/'examples' text, not both");
     st.max_new = sf.required_int("max_new");
     BATON_CHECK(st.max_new >= 1, config_error, where, ".max_new must be >= 1");
-    if (sf.has("stop")) st.stop = detail::json_ids(s["stop"], where + ".stop");
+    if (sf.has("stop")) st.stop = detail::json_ids(s["stop"], where + ".stop", bounds.entries);
     if (sf.has("stop_text")) {
       BATON_CHECK(s["stop_text"].is_array(), config_error, where,
                   ".stop_text must be an array of strings");
+      detail::check_count(s["stop_text"].size() + st.stop.size(), bounds.entries,
+                          where + ".stop and .stop_text", "stops");
       for (const auto& t : s["stop_text"]) {
         BATON_CHECK(t.is_string(), config_error, where, ".stop_text holds ", io::detail::show(t),
                     ", not a string");
-        st.stop_text.push_back(t.get<std::string>());
+        st.stop_text.push_back(
+            detail::bounded(t.get<std::string>(), bounds.text,
+                            where + ".stop_text[" + std::to_string(st.stop_text.size()) + "]"));
       }
     }
     st.exact = sf.bool_or("exact", false);
@@ -339,8 +420,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       BATON_CHECK(ics.is_array(), config_error, where,
                   ".interceptors must be an array of built-in interceptors");
       for (std::size_t k = 0; k < ics.size(); ++k) {
-        st.interceptors.push_back(
-            detail::parse_interceptor(ics[k], where + ".interceptors[" + std::to_string(k) + "]"));
+        st.interceptors.push_back(detail::parse_interceptor(
+            ics[k], where + ".interceptors[" + std::to_string(k) + "]", bounds));
         for (std::size_t m = 0; m + 1 < st.interceptors.size(); ++m) {
           const auto a = st.interceptors[m].kind, b = st.interceptors.back().kind;
           const auto is_set = [](InterceptorSpec::Kind x) {
@@ -354,10 +435,12 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
         }
       }
     }
-    if (sf.has("grammar")) st.grammar = detail::grammar_field(s["grammar"], where + ".grammar");
+    if (sf.has("grammar"))
+      st.grammar = detail::grammar_field(s["grammar"], where + ".grammar", bounds);
     sf.require("input");
     BATON_CHECK(s["input"].is_array() && !s["input"].empty(), config_error, where,
                 ".input must be a non-empty array of segments");
+    detail::check_count(s["input"].size(), bounds.entries, where + ".input", "segments");
     for (std::size_t k = 0; k < s["input"].size(); ++k) {
       const auto& g = s["input"][k];
       const std::string gw = where + ".input[" + std::to_string(k) + "]";
@@ -370,10 +453,10 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       const nlohmann::json& val = g.begin().value();
       SegmentSpec seg;
       if (key == "ids") {
-        seg.literal.ids = detail::json_ids(val, gw + ".ids");
+        seg.literal.ids = detail::json_ids(val, gw + ".ids", bounds.ids);
       } else if (key == "text") {
         BATON_CHECK(val.is_string(), config_error, gw, ".text must be a string");
-        seg.literal.text = val.get<std::string>();
+        seg.literal.text = detail::bounded(val.get<std::string>(), bounds.text, gw + ".text");
       } else if (key == "request") {
         BATON_CHECK(val == true, config_error, gw, ": write {\"request\": true}");
         seg.kind = Segment::Kind::request;
@@ -386,7 +469,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                     "\"}: a stage may only read the output of an "
                     "earlier stage (use \"feedback\" for the previous cycle's output)");
       } else {
-        BATON_FAIL(config_error, gw, ": unknown segment kind '", key, "'");
+        BATON_FAIL(config_error, gw, ": unknown segment kind '", detail::excerpt(key), "'");
       }
       st.input.push_back(std::move(seg));
     }
@@ -407,10 +490,29 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                 " needs exactly one of 'starts_with' and 'contains'");
     const bool sw = g.contains("starts_with");
     spec.gate.kind = sw ? GateSpec::Kind::starts_with : GateSpec::Kind::contains;
-    spec.gate.needle = detail::json_ids_or_text(g[sw ? "starts_with" : "contains"],
-                                                gw + (sw ? ".starts_with" : ".contains"));
+    const std::string nw = gw + (sw ? ".starts_with" : ".contains");
+    spec.gate.needle = detail::json_ids_or_text(g[sw ? "starts_with" : "contains"], nw, bounds);
+    // An empty needle is found in every output: the gate would pass every cycle, silently.
+    BATON_CHECK(
+        spec.gate.needle.text ? !spec.gate.needle.text->empty() : !spec.gate.needle.ids.empty(),
+        config_error, nw,
+        " is empty; an empty needle passes every output (omit "
+        "'gate' to pass after one cycle)");
   }
   return spec;
+}
+
+/// config_error unless a tokenizer with `tokenizer_ids` ids (vocabulary and added tokens) fits
+/// a model with `vocab_size` rows: an id past them encodes into a prompt but has no embedding
+/// row, so it would fail, or read past the table, only when it is first met. A model with more
+/// rows than the tokenizer has ids (Qwen pads its embedding) is fine. `tokenizer` and `model`
+/// name the two in the message.
+inline void check_tokenizer_fits(std::size_t tokenizer_ids, int vocab_size,
+                                 std::string_view tokenizer, std::string_view model) {
+  BATON_CHECK(tokenizer_ids <= static_cast<std::size_t>(std::max(vocab_size, 0)), config_error,
+              "the tokenizer ", tokenizer, " has ", tokenizer_ids, " ids (0..", tokenizer_ids - 1,
+              "), more than the model ", model, "'s vocab_size = ", vocab_size,
+              ": they do not belong together");
 }
 
 /// Refuses to build `spec` on backend `name` when the file asks for another one ("backend");
@@ -431,7 +533,7 @@ inline RelaySpec load_relay_spec(const std::filesystem::path& file,
                                  const io::ReadLimits& limits = {}) {
   const std::string text = io::read_text_file(file, limits.config_bytes);
   RelaySpec spec =
-      parse_relay_spec(io::parse_json_strict(text, file.string(), limits.json_depth), file);
+      parse_relay_spec(io::parse_json_strict(text, file.string(), limits.json_depth), file, limits);
   // A schema's properties are emitted in the order written: read them again, in order.
   const auto ordered =
       io::parse_json_strict<nlohmann::ordered_json>(text, file.string(), limits.json_depth);

@@ -112,6 +112,10 @@ class BackendRuntimeRelay final : public RuntimeRelay {
   BackendRuntimeRelay(const RelaySpec& spec, Model model)
       : model_(std::move(model)), execution_(spec) {
     const std::string src = spec.source.string();
+    if (spec.tokenizer_ids > 0)
+      check_tokenizer_fits(spec.tokenizer_ids, model_.config().vocab_size,
+                           spec.tokenizer.value_or(spec.model / "tokenizer.json").string(),
+                           model_.source());
     std::vector<StageBase<B>*> ptrs;
     for (std::size_t i = 0; i < spec.stages.size(); ++i) {
       const StageSpec& s = spec.stages[i];
@@ -156,6 +160,8 @@ class BackendRuntimeRelay final : public RuntimeRelay {
     options_.max_cycles = spec.max_cycles;
     options_.loop_from = spec.loop_from;
     const auto needle = spec_ids(spec.gate.needle, src + ": gate");
+    BATON_CHECK(spec.gate.kind == GateSpec::Kind::none || !needle.empty(), config_error, src,
+                ": the gate's needle is empty; it would pass every output");
     check_vocab_ids(needle, model_.config().vocab_size, src + ": gate");
     if (spec.gate.kind == GateSpec::Kind::starts_with) options_.gate = starts_with(needle);
     if (spec.gate.kind == GateSpec::Kind::contains) options_.gate = contains(needle);

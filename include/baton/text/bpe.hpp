@@ -115,10 +115,11 @@ class BpeModel {
       joined.assign(left).append(right);
       const auto m = vocab_.find(joined);
       BATON_CHECK(a != vocab_.end() && b != vocab_.end(), tokenizer_error, source,
-                  ": model.merges[", rank, "] (\"", left, "\", \"", right,
-                  "\") uses a token that is not in model.vocab");
+                  ": model.merges[", rank, "] (\"", ::baton::detail::excerpt(left), "\", \"",
+                  ::baton::detail::excerpt(right), "\") uses a token that is not in model.vocab");
       BATON_CHECK(m != vocab_.end(), tokenizer_error, source, ": model.merges[", rank,
-                  "] merges into \"", joined, "\", which is not in model.vocab");
+                  "] merges into \"", ::baton::detail::excerpt(joined),
+                  "\", which is not in model.vocab");
       entries.push_back({MergeTable::pack(a->second, b->second),
                          MergeResult{static_cast<std::uint32_t>(rank), m->second}});
     }

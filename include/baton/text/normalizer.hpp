@@ -107,7 +107,7 @@ class Normalizer {
     } else if (type == "NFKD") {
       forms_.push_back(NormalForm::nfkd);
     } else {
-      BATON_FAIL(tokenizer_error, source, ": ", field, " type \"", type,
+      BATON_FAIL(tokenizer_error, source, ": ", field, " type \"", ::baton::detail::excerpt(type),
                  "\" is not supported (baton supports NFC, NFD, NFKC, NFKD and Sequence of them)");
     }
   }

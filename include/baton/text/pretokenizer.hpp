@@ -45,8 +45,9 @@ class Regex {
     if (!re) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(code, msg, sizeof msg);
-      BATON_FAIL(tokenizer_error, source, ": pre_tokenizer regex \"", pattern,
-                 "\" does not compile at offset ", offset, ": ", reinterpret_cast<char*>(msg));
+      BATON_FAIL(tokenizer_error, source, ": pre_tokenizer regex \"",
+                 ::baton::detail::excerpt(pattern), "\" does not compile at offset ", offset, ": ",
+                 reinterpret_cast<char*>(msg));
     }
     code_.reset(re, &pcre2_code_free);
     // JIT is an optimization only: on platforms without it (or with W^X memory policies)
@@ -82,8 +83,9 @@ class Regex {
       if (rc < 0) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(rc, msg, sizeof msg);
-        BATON_FAIL(tokenizer_error, "pre_tokenizer regex \"", re_->pattern_,
-                   "\" failed at byte offset ", start, ": ", reinterpret_cast<char*>(msg));
+        BATON_FAIL(tokenizer_error, "pre_tokenizer regex \"",
+                   ::baton::detail::excerpt(re_->pattern_), "\" failed at byte offset ", start,
+                   ": ", reinterpret_cast<char*>(msg));
       }
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data_.get());
       begin = ov[0];
@@ -203,7 +205,7 @@ class PreTokenizer {
     } else if (type == "Split") {
       const std::string behavior = j.value("behavior", std::string("Isolated"));
       BATON_CHECK(behavior == "Isolated", tokenizer_error, source,
-                  ": pre_tokenizer Split behavior \"", behavior,
+                  ": pre_tokenizer Split behavior \"", ::baton::detail::excerpt(behavior),
                   "\" is not supported (baton implements \"Isolated\")");
       BATON_CHECK(!j.value("invert", false), tokenizer_error, source,
                   ": pre_tokenizer Split with \"invert\": true is not supported");
@@ -231,7 +233,7 @@ class PreTokenizer {
       }
       if (j.value("use_regex", true)) splits_.emplace_back(kGpt2Pattern, source);
     } else {
-      BATON_FAIL(tokenizer_error, source, ": pre_tokenizer type \"", type,
+      BATON_FAIL(tokenizer_error, source, ": pre_tokenizer type \"", ::baton::detail::excerpt(type),
                  "\" is not supported (baton implements byte-level BPE: Split, ByteLevel, "
                  "Sequence)");
     }

@@ -30,6 +30,7 @@ namespace baton {
 ///    end-of-sequence ids (allowed exactly where the output is a complete match).
 inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   const std::string src = spec.source.string();
+  spec.tokenizer_ids = tok.vocab_size();
   for (StageSpec& s : spec.stages) {
     const std::string where = src + ": stage '" + s.name + "'";
     if (s.system || !s.examples.empty()) {
@@ -48,7 +49,8 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
     }
     for (const std::string& t : s.stop_text) {
       const auto ids = tok.encode(t);
-      BATON_CHECK(ids.size() == 1, config_error, where, ": stop_text \"", t, "\" is ", ids.size(),
+      BATON_CHECK(ids.size() == 1, config_error, where, ": stop_text \"", detail::excerpt(t),
+                  "\" is ", ids.size(),
                   " tokens; a stop id must be one token (multi-token stop sequences are "
                   "interceptors)");
       s.stop.push_back(ids[0]);
@@ -57,7 +59,8 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
     for (InterceptorSpec& i : s.interceptors) {
       for (const std::string& t : i.token_texts) {
         const auto ids = tok.encode(t);
-        BATON_CHECK(ids.size() == 1, config_error, i.where, ": \"", t, "\" is ", ids.size(),
+        BATON_CHECK(ids.size() == 1, config_error, i.where, ": \"", detail::excerpt(t), "\" is ",
+                    ids.size(),
                     " tokens; a token set lists single tokens (give ids, or one string per token)");
         i.token_ids.push_back(ids[0]);
       }
@@ -79,6 +82,9 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   }
   if (spec.gate.needle.text) {
     spec.gate.needle.ids = tok.encode(*spec.gate.needle.text);
+    // A text that the normalizer empties would be an empty needle, which passes every output.
+    BATON_CHECK(!spec.gate.needle.ids.empty(), config_error, src, ": gate's text \"",
+                detail::excerpt(*spec.gate.needle.text), "\" encodes to no tokens");
     spec.gate.needle.text.reset();
   }
 }

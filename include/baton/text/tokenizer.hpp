@@ -62,7 +62,8 @@ class Tokenizer {
     try {
       return Tokenizer(std::make_shared<const Core>(j, source));
     } catch (const nlohmann::json::exception& e) {
-      BATON_FAIL(format_error, source, ": unexpected tokenizer.json content: ", e.what());
+      BATON_FAIL(format_error, source, ": unexpected tokenizer.json content: ",
+                 io::detail::excerpt(io::detail::json_reason(e.what()), 200));
     }
   }
 
@@ -322,7 +323,8 @@ class Tokenizer {
       const auto& m = j["model"];
       std::string type = m.value("type", std::string());
       if (type.empty() && m.contains("merges")) type = "BPE";  // old files omit the tag
-      BATON_CHECK(type == "BPE", tokenizer_error, src, ": model.type \"", type,
+      BATON_CHECK(type == "BPE", tokenizer_error, src, ": model.type \"",
+                  ::baton::detail::excerpt(type),
                   "\" is not supported (baton implements byte-level BPE only)");
       BATON_CHECK(!m.value("byte_fallback", false), tokenizer_error, src,
                   ": model.byte_fallback is true (a sentencepiece/Llama-2-style BPE), not "
@@ -335,7 +337,8 @@ class Tokenizer {
       for (const char* field : {"continuing_subword_prefix", "end_of_word_suffix"}) {
         if (m.contains(field) && m[field].is_string())
           BATON_CHECK(m[field].get<std::string>().empty(), tokenizer_error, src, ": model.", field,
-                      " \"", m[field].get<std::string>(), "\" is not supported");
+                      " \"", ::baton::detail::excerpt(m[field].get<std::string>()),
+                      "\" is not supported");
       }
       BATON_CHECK(m.contains("vocab") && m["vocab"].is_object(), format_error, src,
                   ": model.vocab must be an object {token: id}");
@@ -365,8 +368,8 @@ class Tokenizer {
             const std::string s = e.get<std::string>();
             const auto sp = s.find(' ');
             BATON_CHECK(sp != std::string::npos && s.find(' ', sp + 1) == std::string::npos,
-                        format_error, src, ": model.merges[", i, "] \"", s,
-                        "\" is not two tokens separated by one space");
+                        format_error, src, ": model.merges[", i, "] \"",
+                        ::baton::detail::excerpt(s), "\" is not two tokens separated by one space");
             merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
           } else {
             BATON_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(),
@@ -381,7 +384,8 @@ class Tokenizer {
       if (m.contains("unk_token") && m["unk_token"].is_string()) {
         const auto it = vocab.find(m["unk_token"].get<std::string>());
         BATON_CHECK(it != vocab.end(), format_error, src, ": model.unk_token \"",
-                    m["unk_token"].get<std::string>(), "\" is not in model.vocab");
+                    ::baton::detail::excerpt(m["unk_token"].get<std::string>()),
+                    "\" is not in model.vocab");
         unk = it->second;
       }
       bpe = text::BpeModel(std::move(vocab), merges, m.value("ignore_merges", false), unk, src);
@@ -430,8 +434,9 @@ class Tokenizer {
           const std::int64_t expected = in_vocab != bpe.vocab().end()
                                             ? in_vocab->second
                                             : std::max(next_free, max_assigned + 1);
-          BATON_CHECK(id == expected, tokenizer_error, src, ": added token \"", t.content,
-                      "\" has id ", id, " but Hugging Face would assign it id ", expected,
+          BATON_CHECK(id == expected, tokenizer_error, src, ": added token \"",
+                      ::baton::detail::excerpt(t.content), "\" has id ", id,
+                      " but Hugging Face would assign it id ", expected,
                       " (added tokens outside the vocabulary must take consecutive ids after it)");
           max_assigned = std::max(max_assigned, expected);
         }
