@@ -41,7 +41,7 @@ struct GrammarLimits {
   std::size_t table_bytes = std::size_t{256} << 20;
   /// Vocabulary-trie nodes visited while lifting the DFA over the vocabulary (per state,
   /// a walk of the tokens that stay inside the grammar).
-  std::size_t lift_work = 40'000'000;
+  std::size_t lift_work = 60'000'000;
 };
 
 namespace detail {
