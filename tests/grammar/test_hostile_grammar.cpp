@@ -133,7 +133,7 @@ void run_family(const char* family, const std::vector<Case>& cases) {
     for (const std::string& s : c.refuses) CHECK_MESSAGE(!takes(*tg, s), s.substr(0, 60));
   }
   MESSAGE(std::string(family) << ": worst accepted " << worst.name << " compiled in " << worst.ms
-                 << " ms; process peak " << peak_rss_mb() << " MB");
+                              << " ms; process peak " << peak_rss_mb() << " MB");
 }
 
 g::GrammarSpec re(const std::string& pattern) { return g::GrammarSpec::regex(pattern); }
@@ -159,8 +159,7 @@ std::vector<std::string> random_words(std::size_t n) {
   std::vector<std::string> words;
   for (std::size_t k = 0; k < n; ++k) {
     std::string w;
-    for (std::size_t len = 3 + rng() % 10; len > 0; --len)
-      w += static_cast<char>('a' + rng() % 26);
+    for (std::size_t len = 3 + rng() % 10; len > 0; --len) w += static_cast<char>('a' + rng() % 26);
     words.push_back(w + std::to_string(k));  // distinct
   }
   return words;
@@ -169,24 +168,35 @@ std::vector<std::string> random_words(std::size_t n) {
 }  // namespace
 
 TEST_CASE("hostile: chains of counted repetitions") {
-  run_family("chains",
-             {
-                 {"(a{100}){100}", re("(a{100}){100}"), {times("a", 10000)},
-                  {times("a", 9999), times("a", 10001)}, ""},
-                 {"(ab{1000}){20}", re("(ab{1000}){20}"), {times("a" + times("b", 1000), 20)},
-                  {times("a" + times("b", 1000), 19)}, ""},
-                 {"(a{1000}){100}", re("(a{1000}){100}"), {}, {}, "dfa_states"},
-                 {"(a{1000}){1000}", re("(a{1000}){1000}"), {}, {}, "syntax_nodes"},
-             });
+  run_family("chains", {
+                           {"(a{100}){100}",
+                            re("(a{100}){100}"),
+                            {times("a", 10000)},
+                            {times("a", 9999), times("a", 10001)},
+                            ""},
+                           {"(ab{1000}){20}",
+                            re("(ab{1000}){20}"),
+                            {times("a" + times("b", 1000), 20)},
+                            {times("a" + times("b", 1000), 19)},
+                            ""},
+                           {"(a{1000}){100}", re("(a{1000}){100}"), {}, {}, "dfa_states"},
+                           {"(a{1000}){1000}", re("(a{1000}){1000}"), {}, {}, "syntax_nodes"},
+                       });
 }
 
 TEST_CASE("hostile: nested counted repetitions") {
   run_family("nested counts",
              {
-                 {"(a{0,30}){0,30}", re("(a{0,30}){0,30}"), {"", times("a", 900)},
-                  {times("a", 901), "b"}, ""},
-                 {"((a|b){1,20}){1,20}", re("((a|b){1,20}){1,20}"),
-                  {"ab", times("ab", 200)}, {"", times("ab", 200) + "a"}, ""},
+                 {"(a{0,30}){0,30}",
+                  re("(a{0,30}){0,30}"),
+                  {"", times("a", 900)},
+                  {times("a", 901), "b"},
+                  ""},
+                 {"((a|b){1,20}){1,20}",
+                  re("((a|b){1,20}){1,20}"),
+                  {"ab", times("ab", 200)},
+                  {"", times("ab", 200) + "a"},
+                  ""},
                  {"((a{1,50}){1,50}){1,50}", re("((a{1,50}){1,50}){1,50}"), {}, {}, "subset_work"},
                  {"(a{0,300}){0,300}", re("(a{0,300}){0,300}"), {}, {}, "subset_work"},
              });
@@ -194,19 +204,23 @@ TEST_CASE("hostile: nested counted repetitions") {
 
 TEST_CASE("hostile: nested arrays") {
   const J integer{{"type", "integer"}};
-  run_family("nested arrays",
-             {
-                 {"depth 18", schema(nested_arrays(18, integer)),
-                  {nested_value(18, "7"), nested_value(18, "1, 2"), nested_value(18, "")},
-                  {nested_value(17, "7"), nested_value(18, "7,8")}, ""},
-                 {"depth 32", schema(nested_arrays(32, integer)),
-                  {nested_value(32, "-12"), "[" + nested_value(31, "") + ", " +
-                                                nested_value(31, "3") + "]"},
-                  {nested_value(33, "1")}, ""},
-                 {"depth 33", schema(nested_arrays(33, integer)), {}, {}, "schema_depth"},
-                 {"depth 10, maxItems 4", schema(nested_arrays(10, integer, 4)), {}, {},
-                  "syntax_nodes"},
-             });
+  run_family(
+      "nested arrays",
+      {
+          {"depth 18",
+           schema(nested_arrays(18, integer)),
+           {nested_value(18, "7"), nested_value(18, "1, 2"), nested_value(18, "")},
+           {nested_value(17, "7"), nested_value(18, "7,8")},
+           ""},
+          {"depth 32",
+           schema(nested_arrays(32, integer)),
+           {nested_value(32, "-12"),
+            "[" + nested_value(31, "") + ", " + nested_value(31, "3") + "]"},
+           {nested_value(33, "1")},
+           ""},
+          {"depth 33", schema(nested_arrays(33, integer)), {}, {}, "schema_depth"},
+          {"depth 10, maxItems 4", schema(nested_arrays(10, integer, 4)), {}, {}, "syntax_nodes"},
+      });
 }
 
 TEST_CASE("hostile: long enums") {
@@ -214,20 +228,26 @@ TEST_CASE("hostile: long enums") {
   const auto enum_of = [&](std::size_t n) {
     return J{{"enum", std::vector<std::string>(words.begin(), words.begin() + n)}};
   };
-  run_family("long enums",
-             {
-                 {"1000 words", schema(enum_of(1000)),
-                  {"\"" + words[0] + "\"", "\"" + words[999] + "\""},
-                  {"\"" + words[1000] + "\"", words[0]}, ""},
-                 {"2000 words", schema(enum_of(2000)), {"\"" + words[1999] + "\""},
-                  {"\"" + words[2000] + "\"", "\"" + words[5] + "x\""}, ""},
-                 {"20000 words", schema(enum_of(20000)), {}, {}, "syntax_nodes"},
-             });
+  run_family("long enums", {
+                               {"1000 words",
+                                schema(enum_of(1000)),
+                                {"\"" + words[0] + "\"", "\"" + words[999] + "\""},
+                                {"\"" + words[1000] + "\"", words[0]},
+                                ""},
+                               {"2000 words",
+                                schema(enum_of(2000)),
+                                {"\"" + words[1999] + "\""},
+                                {"\"" + words[2000] + "\"", "\"" + words[5] + "x\""},
+                                ""},
+                               {"20000 words", schema(enum_of(20000)), {}, {}, "syntax_nodes"},
+                           });
 }
 
 TEST_CASE("hostile: long strings") {
   const J max1000{{"type", "string"}, {"maxLength", 1000}};
-  J fields{{"type", "object"}, {"properties", J::object()}, {"required", J::array()},
+  J fields{{"type", "object"},
+           {"properties", J::object()},
+           {"required", J::array()},
            {"additionalProperties", false}};
   for (int k = 0; k < 3; ++k) {
     fields["properties"]["f" + std::to_string(k)] = max1000;
@@ -235,15 +255,21 @@ TEST_CASE("hostile: long strings") {
   }
   run_family("long strings",
              {
-                 {"maxLength 1000", schema(max1000),
+                 {"maxLength 1000",
+                  schema(max1000),
                   {"\"\"", "\"" + times("\\\"", 1000) + "\"", "\"" + times("€", 1000) + "\""},
-                  {"\"" + times("x", 1001) + "\"", "\"" + times("\\\"", 500) + "\\\""}, ""},
+                  {"\"" + times("x", 1001) + "\"", "\"" + times("\\\"", 500) + "\\\""},
+                  ""},
                  {"minLength = maxLength = 1000",
                   schema(J{{"type", "string"}, {"minLength", 1000}, {"maxLength", 1000}}),
                   {"\"" + times("\\u001f", 1000) + "\""},
-                  {"\"" + times("a", 999) + "\"", "\"" + times("a", 1001) + "\""}, ""},
+                  {"\"" + times("a", 999) + "\"", "\"" + times("a", 1001) + "\""},
+                  ""},
                  {"three fields of maxLength 1000", schema(fields), {}, {}, "subset_work"},
-                 {"maxLength 1001", schema(J{{"type", "string"}, {"maxLength", 1001}}), {}, {},
+                 {"maxLength 1001",
+                  schema(J{{"type", "string"}, {"maxLength", 1001}}),
+                  {},
+                  {},
                   "repeat_count"},
              });
 }
@@ -256,22 +282,31 @@ TEST_CASE("hostile: many items of long strings") {
   };
   const J min5{{"type", "string"}, {"minLength", 5}};
   const J max5{{"type", "string"}, {"maxLength", 5}};
-  run_family("minItems x minLength",
-             {
-                 {"minItems 100 of minLength 5", schema(array_of(min5, 100, -1)),
-                  {json_array("\"abcde\"", 100), json_array("\"abcdefgh\"", 101)},
-                  {json_array("\"abcde\"", 99), json_array("\"abcd\"", 100)}, ""},
-                 {"exactly 200 of maxLength 5", schema(array_of(max5, 200, 200)),
-                  {json_array("\"\"", 200), json_array("\"abcde\"", 200)},
-                  {json_array("\"\"", 201), json_array("\"abcdef\"", 200)}, ""},
-                 {"minItems 1000 of minLength 5", schema(array_of(min5, 1000, -1)), {}, {},
-                  "subset_work"},
-                 {"exactly 1000 of maxLength 5", schema(array_of(max5, 1000, 1000)), {}, {},
-                  "subset_work"},
-                 {"minItems 1000 of minLength 1000",
-                  schema(array_of(J{{"type", "string"}, {"minLength", 1000}}, 1000, -1)), {}, {},
-                  "syntax_nodes"},
-             });
+  run_family(
+      "minItems x minLength",
+      {
+          {"minItems 100 of minLength 5",
+           schema(array_of(min5, 100, -1)),
+           {json_array("\"abcde\"", 100), json_array("\"abcdefgh\"", 101)},
+           {json_array("\"abcde\"", 99), json_array("\"abcd\"", 100)},
+           ""},
+          {"exactly 200 of maxLength 5",
+           schema(array_of(max5, 200, 200)),
+           {json_array("\"\"", 200), json_array("\"abcde\"", 200)},
+           {json_array("\"\"", 201), json_array("\"abcdef\"", 200)},
+           ""},
+          {"minItems 1000 of minLength 5", schema(array_of(min5, 1000, -1)), {}, {}, "subset_work"},
+          {"exactly 1000 of maxLength 5",
+           schema(array_of(max5, 1000, 1000)),
+           {},
+           {},
+           "subset_work"},
+          {"minItems 1000 of minLength 1000",
+           schema(array_of(J{{"type", "string"}, {"minLength", 1000}}, 1000, -1)),
+           {},
+           {},
+           "syntax_nodes"},
+      });
 }
 
 TEST_CASE("hostile: small regexes agree with std::regex") {
@@ -279,8 +314,8 @@ TEST_CASE("hostile: small regexes agree with std::regex") {
   // for these patterns): every string over {a, b} up to length 9.
   bound_memory();
   const auto vocab = hostile_vocabulary();
-  for (const char* pattern : {"(a{2}){3}", "((a|b){1,2}){2,3}", "(a{0,2}b?){0,3}", "(ab{1,3}){2}",
-                              "a{3,}(b{2}){1,}"}) {
+  for (const char* pattern :
+       {"(a{2}){3}", "((a|b){1,2}){2,3}", "(a{0,2}b?){0,3}", "(ab{1,3}){2}", "a{3,}(b{2}){1,}"}) {
     CAPTURE(pattern);
     const auto tg = g::compile_grammar(re(pattern), vocab);
     const std::regex judge(pattern);
@@ -301,8 +336,7 @@ TEST_CASE("hostile: every limit stops its stage and names its field") {
     set(l);
     return l;
   };
-  const auto fails = [&](const g::GrammarSpec& spec, const g::GrammarLimits& l,
-                         const char* field) {
+  const auto fails = [&](const g::GrammarSpec& spec, const g::GrammarLimits& l, const char* field) {
     CAPTURE(std::string(field));
     EXPECT_ERROR(baton::grammar_error, g::compile_grammar(spec, vocab, l),
                  std::string("GrammarLimits::") + field, "reached");
@@ -314,9 +348,8 @@ TEST_CASE("hostile: every limit stops its stage and names its field") {
   fails(re("((a|b){30}c)*"), with([](auto& l) { l.minimize_work = 100; }), "minimize_work");
   fails(re("[a-z]{0,100}"), with([](auto& l) { l.table_bytes = 100; }), "table_bytes");
   fails(re("[a-z]{0,100}"), with([](auto& l) { l.lift_work = 5000; }), "lift_work");
-  EXPECT_ERROR(baton::grammar_error, g::compile_grammar(re("a{11}"), vocab, with([](auto& l) {
-                                                          l.repeat_count = 10;
-                                                        })),
+  EXPECT_ERROR(baton::grammar_error,
+               g::compile_grammar(re("a{11}"), vocab, with([](auto& l) { l.repeat_count = 10; })),
                "above 10", "GrammarLimits::repeat_count");
   // The same grammars compile under the default limits.
   CHECK(takes(*g::compile_grammar(re("(a|b)*a(a|b){12}"), vocab), "ba" + times("b", 12)));
@@ -328,14 +361,14 @@ TEST_CASE("hostile: an enum beside other keywords is an error, not a silent wide
   const J words = {"yes", "no"};
   EXPECT_ERROR(baton::grammar_error, g::compile_dfa(schema(J{{"enum", words}, {"maxLength", 2}})),
                "\"maxLength\"", "enum");
-  EXPECT_ERROR(baton::grammar_error,
-               g::compile_dfa(schema(J{{"enum", words}, {"pattern", "^y"}})), "\"pattern\"");
+  EXPECT_ERROR(baton::grammar_error, g::compile_dfa(schema(J{{"enum", words}, {"pattern", "^y"}})),
+               "\"pattern\"");
   EXPECT_ERROR(baton::grammar_error,
                g::compile_dfa(schema(J{{"type", "string"}, {"enum", words}, {"minLength", 3}})),
                "\"minLength\"", "enum");
   // The enum alone, and its annotations, are fine.
-  const auto tg = g::compile_grammar(
-      schema(J{{"enum", words}, {"description", "an answer"}}), hostile_vocabulary());
+  const auto tg = g::compile_grammar(schema(J{{"enum", words}, {"description", "an answer"}}),
+                                     hostile_vocabulary());
   CHECK(takes(*tg, "\"no\""));
   CHECK_FALSE(takes(*tg, "\"maybe\""));
 }

@@ -306,8 +306,7 @@ class Hopcroft {
     grow();
     for (std::uint32_t i = begin_[fresh]; i < end_[fresh]; ++i) block_of_[elems_[i]] = fresh;
     const bool fresh_smaller = end_[fresh] - begin_[fresh] <= end_[b] - begin_[b];
-    for (std::size_t c = 0; c < k_; ++c)
-      queue(queued_[b * k_ + c] || fresh_smaller ? fresh : b, c);
+    for (std::size_t c = 0; c < k_; ++c) queue(queued_[b * k_ + c] || fresh_smaller ? fresh : b, c);
   }
 
   std::size_t k_, n_, max_work_, work_ = 0;

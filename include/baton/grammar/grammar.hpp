@@ -33,9 +33,9 @@ inline Dfa compile_dfa(const GrammarSpec& spec, const GrammarLimits& limits = {}
 
 /// `spec` lifted over `vocab` (throws grammar_error when it cannot be compiled, or when it
 /// would pass `limits`: GrammarLimits names what each field bounds).
-inline std::shared_ptr<const TokenGrammar> compile_grammar(
-    const GrammarSpec& spec, std::shared_ptr<const Vocabulary> vocab,
-    const GrammarLimits& limits = {}) {
+inline std::shared_ptr<const TokenGrammar> compile_grammar(const GrammarSpec& spec,
+                                                           std::shared_ptr<const Vocabulary> vocab,
+                                                           const GrammarLimits& limits = {}) {
   return std::make_shared<const TokenGrammar>(compile_dfa(spec, limits), std::move(vocab),
                                               spec.hash(), limits);
 }

@@ -58,8 +58,8 @@ inline std::size_t saturating_mul(std::size_t a, std::size_t b) {
 
 /// Throws grammar_error when `reached` is above `limit`: what grew, the value reached, and
 /// the GrammarLimits field that allows more; `where` (may be empty) says where in the input.
-inline void check_limit(std::size_t reached, std::size_t limit, const char* field,
-                        const char* what, std::string_view where = {}) {
+inline void check_limit(std::size_t reached, std::size_t limit, const char* field, const char* what,
+                        std::string_view where = {}) {
   BATON_CHECK(reached <= limit, grammar_error, where, "grammar too large: ", what, " reached ",
               reached, ", above GrammarLimits::", field, " = ", limit,
               " (raise GrammarLimits::", field,
@@ -71,8 +71,8 @@ inline void check_limit(std::size_t reached, std::size_t limit, const char* fiel
 inline void check_syntax_nodes(std::size_t nodes, const GrammarLimits& limits,
                                std::string_view where) {
   check_limit(nodes, limits.syntax_nodes, "syntax_nodes",
-              "the syntax tree's nodes (counted repetitions written out, each at least one "
-              "automaton state)",
+              "the syntax tree's nodes (counted repetitions written out; the automaton needs "
+              "at least as many states)",
               where);
 }
 

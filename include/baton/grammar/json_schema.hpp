@@ -250,8 +250,7 @@ class SchemaCompiler {
     if (max == 0) return lit("[]");
     // "[" item (", " item)* "]" with the item held once (RegexNode::separated), so nested
     // arrays grow linearly; zero items is "[]".
-    RegexNode items =
-        RegexNode::separated(std::move(item), lit(kJsonItemSeparator), min, max);
+    RegexNode items = RegexNode::separated(std::move(item), lit(kJsonItemSeparator), min, max);
     return checked(RegexNode::seq({lit("["), std::move(items), lit("]")}), where);
   }
 

@@ -94,7 +94,9 @@ struct RegexNode {
 
  private:
   static constexpr std::size_t kSaturated = static_cast<std::size_t>(-1);
-  static std::size_t add(std::size_t a, std::size_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+  static std::size_t add(std::size_t a, std::size_t b) {
+    return a > kSaturated - b ? kSaturated : a + b;
+  }
   static std::size_t total_size(const std::vector<RegexNode>& kids) {
     std::size_t total = 0;
     for (const RegexNode& k : kids) total = add(total, k.size);

@@ -59,9 +59,7 @@ class RegexParser {
     return "regex /" + shown + "/ at offset " + std::to_string(at) + ": ";
   }
   // The tree so far, repetitions written out, against GrammarLimits::syntax_nodes.
-  void check_size(std::size_t nodes) const {
-    check_syntax_nodes(nodes, limits_, where(i_));
-  }
+  void check_size(std::size_t nodes) const { check_syntax_nodes(nodes, limits_, where(i_)); }
   bool peek(char c) const { return i_ < p_.size() && p_[i_] == c; }
   bool at_end() const { return i_ >= p_.size(); }
 

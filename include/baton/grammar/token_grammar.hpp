@@ -348,7 +348,8 @@ class TokenGrammar {
       }
       complete_[q] = dfa_.accepting[q] && !goes_on;
       if (drops)
-        intern_row(q, [&](std::int32_t t) { return dist_[static_cast<std::size_t>(t)] != kUnreachable; });
+        intern_row(
+            q, [&](std::int32_t t) { return dist_[static_cast<std::size_t>(t)] != kUnreachable; });
       dropped = dropped || drops;
     }
     // 4. The forced single tokens (an accepting state also allows end of sequence).
