@@ -26,9 +26,25 @@ inline std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary() {
                                                      std::vector<std::int32_t>{eos});
 }
 
+// The default limits, a tenth of each: under ASan + UBSan a compile step is 5-10 times slower,
+// and a grammar at the default limits (about 1 s in a release build) would pass libFuzzer's
+// 10 s timeout. The fuzzers check that every stage stops at its limit, whatever the input;
+// the time of the defaults is measured by tests/grammar/test_hostile_grammar.cpp.
+inline grammar::GrammarLimits fuzz_grammar_limits() {
+  grammar::GrammarLimits l;
+  l.syntax_nodes /= 10;
+  l.nfa_states /= 10;
+  l.dfa_states /= 10;
+  l.subset_work /= 10;
+  l.minimize_work /= 10;
+  l.table_bytes /= 10;
+  l.lift_work /= 10;
+  return l;
+}
+
 inline void compile_and_walk(const grammar::GrammarSpec& spec) {
   static const auto vocab = grammar_vocabulary();
-  const auto g = grammar::compile_grammar(spec, vocab);
+  const auto g = grammar::compile_grammar(spec, vocab, fuzz_grammar_limits());
   // A few steps along the first allowed token of each state: masks and transitions of a
   // grammar that compiled must be usable.
   std::int32_t s = 0;

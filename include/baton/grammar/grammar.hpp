@@ -16,6 +16,7 @@
 
 #include "baton/core/error.hpp"
 #include "baton/grammar/dfa.hpp"
+#include "baton/grammar/grammar_limits.hpp"
 #include "baton/grammar/grammar_spec.hpp"
 #include "baton/grammar/nfa.hpp"
 #include "baton/grammar/token_grammar.hpp"
@@ -24,19 +25,27 @@
 
 namespace baton::grammar {
 
-/// The minimal byte-level DFA of `spec`.
-inline Dfa compile_dfa(const GrammarSpec& spec) { return build_dfa(build_nfa(spec.language())); }
+/// The minimal byte-level DFA of `spec`; grammar_error when it is outside the subset or
+/// would pass `limits` on the way.
+inline Dfa compile_dfa(const GrammarSpec& spec, const GrammarLimits& limits = {}) {
+  return build_dfa(build_nfa(spec.language(limits), limits), limits);
+}
 
-/// `spec` lifted over `vocab` (throws grammar_error when it cannot be compiled).
-inline std::shared_ptr<const TokenGrammar> compile_grammar(
-    const GrammarSpec& spec, std::shared_ptr<const Vocabulary> vocab) {
-  return std::make_shared<const TokenGrammar>(compile_dfa(spec), std::move(vocab), spec.hash());
+/// `spec` lifted over `vocab` (throws grammar_error when it cannot be compiled, or when it
+/// would pass `limits`: GrammarLimits names what each field bounds).
+inline std::shared_ptr<const TokenGrammar> compile_grammar(const GrammarSpec& spec,
+                                                           std::shared_ptr<const Vocabulary> vocab,
+                                                           const GrammarLimits& limits = {}) {
+  return std::make_shared<const TokenGrammar>(compile_dfa(spec, limits), std::move(vocab),
+                                              spec.hash(), limits);
 }
 
 /// Compiled grammars by key (grammar hash x vocabulary hash). Owned by whoever shares it
-/// (a relay, a server): nothing global. Not thread-safe.
+/// (a relay, a server): nothing global. Not thread-safe. Compiles with its `limits`.
 class GrammarCache {
  public:
+  explicit GrammarCache(const GrammarLimits& limits = {}) : limits_(limits) {}
+
   std::shared_ptr<const TokenGrammar> get(const GrammarSpec& spec,
                                           const std::shared_ptr<const Vocabulary>& vocab) {
     const std::uint64_t key = spec.hash() ^ (vocab->hash() * 0x9E3779B97F4A7C15ull);
@@ -44,7 +53,7 @@ class GrammarCache {
     // The key is a hash: a hit is checked against the grammar and vocabulary themselves.
     if (!slot.grammar || slot.kind != spec.kind || slot.source != spec.source ||
         slot.grammar->vocabulary().hash() != vocab->hash())
-      slot = Entry{spec.kind, spec.source, compile_grammar(spec, vocab)};
+      slot = Entry{spec.kind, spec.source, compile_grammar(spec, vocab, limits_)};
     return slot.grammar;
   }
   std::size_t size() const { return by_key_.size(); }
@@ -55,6 +64,7 @@ class GrammarCache {
     std::string source;
     std::shared_ptr<const TokenGrammar> grammar;
   };
+  GrammarLimits limits_;
   std::map<std::uint64_t, Entry> by_key_;
 };
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/error.hpp"
+#include "baton/grammar/grammar_limits.hpp"
 #include "baton/grammar/json_schema.hpp"
 #include "baton/grammar/regex_parser.hpp"
 #include "baton/io/json_util.hpp"
@@ -45,10 +46,11 @@ struct GrammarSpec {
     return json_schema(io::parse_json_strict<nlohmann::ordered_json>(text, where));
   }
 
-  /// The language as a syntax tree (throws grammar_error for anything unsupported).
-  RegexNode language() const {
-    if (kind == Kind::regex) return parse_regex(source);
-    return compile_json_schema(nlohmann::ordered_json::parse(source));
+  /// The language as a syntax tree (throws grammar_error for anything unsupported, or for
+  /// a tree above `limits`: repetition counts, schema nesting, syntax-tree size).
+  RegexNode language(const GrammarLimits& limits = {}) const {
+    if (kind == Kind::regex) return parse_regex(source, limits);
+    return compile_json_schema(nlohmann::ordered_json::parse(source), limits);
   }
   std::uint64_t hash() const {
     return fnv1a(source, kind == Kind::regex ? 0x5245474558ull : 0x4A534F4Eull);

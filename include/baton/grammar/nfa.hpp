@@ -5,17 +5,16 @@
 /// become alternations of UTF-8 byte-range sequences, so the automaton reads bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "baton/core/error.hpp"
+#include "baton/grammar/grammar_limits.hpp"
 #include "baton/grammar/regex_ast.hpp"
 
 namespace baton::grammar {
-
-/// The most NFA states a grammar may need (a guard against `(a{1000}){1000}`).
-inline constexpr std::size_t kMaxNfaStates = 2'000'000;
 
 /// An NFA over bytes: epsilon edges plus byte-range edges; one start, one accepting state.
 struct Nfa {
@@ -94,9 +93,7 @@ class NfaBuilder {
   };
 
   std::int32_t new_state() {
-    BATON_CHECK(nfa_.states.size() < max_states_, grammar_error,
-                "grammar too large: its automaton needs more than ", max_states_,
-                " states (lower the repetition counts or string lengths)");
+    check_limit(nfa_.states.size() + 1, max_states_, "nfa_states", "the NFA's states");
     nfa_.states.emplace_back();
     return static_cast<std::int32_t>(nfa_.states.size() - 1);
   }
@@ -131,6 +128,7 @@ class NfaBuilder {
         return {s, e};
       }
       case RegexNode::Kind::repeat:
+        if (n.kids.size() == 2) return separated_fragment(n.kids[0], n.kids[1], n.min, n.max);
         return repeat_fragment(n.kids.front(), n.min, n.max);
     }
     return {0, 0};
@@ -162,6 +160,48 @@ class NfaBuilder {
     return {s, exit};
   }
 
+  // item (sep item){min-1, max-1}, optional as a whole when min is 0. Unbounded, the last
+  // mandatory item loops back through the separator, so one copy of the item serves all
+  // the repetitions (a JSON array of arrays of ... stays linear in the nesting).
+  Frag separated_fragment(const RegexNode& item, const RegexNode& sep, int min, int max) {
+    const std::int32_t s = new_state();
+    if (max == 0) return {s, s};
+    Frag last = fragment(item);
+    eps(s, last.start);
+    std::int32_t end = last.end;
+    const int mandatory = std::max(min, 1);
+    for (int k = 1; k < mandatory; ++k) {
+      const Frag g = fragment(sep), h = fragment(item);
+      eps(end, g.start);
+      eps(g.end, h.start);
+      end = h.end;
+      last = h;
+    }
+    std::int32_t exit = end;
+    if (max < 0) {
+      const Frag g = fragment(sep);
+      eps(last.end, g.start);
+      eps(g.end, last.start);
+    } else if (max > mandatory) {
+      exit = new_state();
+      eps(end, exit);
+      for (int k = mandatory; k < max; ++k) {
+        const Frag g = fragment(sep), h = fragment(item);
+        eps(end, g.start);
+        eps(g.end, h.start);
+        eps(h.end, exit);
+        end = h.end;
+      }
+    }
+    if (min == 0) {
+      const std::int32_t out = new_state();
+      eps(s, out);
+      eps(exit, out);
+      return {s, out};
+    }
+    return {s, exit};
+  }
+
   Frag set_fragment(const std::vector<CodeRange>& set) {
     const std::int32_t s = new_state(), e = new_state();
     for (const CodeRange& r : set) {
@@ -183,9 +223,10 @@ class NfaBuilder {
 
 }  // namespace detail
 
-/// The byte-level NFA of `root`; grammar_error when it would need `max_states` or more states.
-inline Nfa build_nfa(const RegexNode& root, std::size_t max_states = kMaxNfaStates) {
-  return detail::NfaBuilder(max_states).build(root);
+/// The byte-level NFA of `root`; grammar_error when it would need more than
+/// GrammarLimits::nfa_states states (checked state by state, before each allocation).
+inline Nfa build_nfa(const RegexNode& root, const GrammarLimits& limits = {}) {
+  return detail::NfaBuilder(limits.nfa_states).build(root);
 }
 
 }  // namespace baton::grammar

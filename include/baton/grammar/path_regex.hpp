@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "baton/grammar/dfa.hpp"
+#include "baton/grammar/grammar_limits.hpp"
 #include "baton/grammar/nfa.hpp"
 #include "baton/grammar/regex_parser.hpp"
 
@@ -28,9 +29,17 @@ class PathRegex {
 
   PathRegex() = default;
 
+  /// The grammar limits with the syntax tree and the NFA bounded by kMaxStates.
+  static GrammarLimits limits() {
+    GrammarLimits l;
+    l.syntax_nodes = kMaxStates;
+    l.nfa_states = kMaxStates;
+    return l;
+  }
+
   /// Compiles `pattern`; grammar_error naming the offset and reason, or the size bound.
   explicit PathRegex(std::string_view pattern)
-      : pattern_(pattern), nfa_(build_nfa(parse_regex(pattern), kMaxStates)) {}
+      : pattern_(pattern), nfa_(build_nfa(parse_regex(pattern, limits()), limits())) {}
 
   const std::string& pattern() const { return pattern_; }
 

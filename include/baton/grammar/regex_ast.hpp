@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -26,18 +27,25 @@ struct CodeRange {
 
 /// A node of a regular expression over Unicode scalar values. The automaton steps through
 /// the UTF-8 bytes of these code points (tokens split characters).
+///
+/// A repetition holds what it repeats once; the NFA writes it out `max` times. `size` is the
+/// node count as if every repetition were written out, kept up to date by the factories, so
+/// that the front ends can refuse a tree (GrammarLimits::syntax_nodes) before the NFA
+/// construction pays for it.
 struct RegexNode {
   enum class Kind : std::uint8_t {
     empty,   ///< matches the empty string
     set,     ///< one code point out of `set` (sorted, disjoint, surrogates excluded)
     concat,  ///< `kids` one after another
     alt,     ///< one of `kids`
-    repeat,  ///< `kids[0]` between `min` and `max` times (`max` < 0: unbounded)
+    repeat,  ///< `kids[0]` between `min` and `max` times (`max` < 0: unbounded), with
+             ///< `kids[1]` (when present) between two repetitions
   };
   Kind kind = Kind::empty;
   std::vector<CodeRange> set;
   std::vector<RegexNode> kids;
   int min = 0, max = 0;
+  std::size_t size = 1;  ///< nodes, counted repetitions written out (saturates)
 
   static RegexNode empty_string() { return {}; }
   static RegexNode of_set(std::vector<CodeRange> ranges);
@@ -49,6 +57,7 @@ struct RegexNode {
     RegexNode n;
     n.kind = kids.empty() ? Kind::empty : Kind::concat;
     n.kids = std::move(kids);
+    n.size = 1 + total_size(n.kids);
     return n;
   }
   static RegexNode any_of(std::vector<RegexNode> kids) {
@@ -56,6 +65,7 @@ struct RegexNode {
     RegexNode n;
     n.kind = Kind::alt;
     n.kids = std::move(kids);
+    n.size = 1 + total_size(n.kids);
     return n;
   }
   static RegexNode repeated(RegexNode kid, int min, int max) {
@@ -64,9 +74,39 @@ struct RegexNode {
     n.kids.push_back(std::move(kid));
     n.min = min;
     n.max = max;
+    n.size = n.repeat_size();
+    return n;
+  }
+  /// `item` between `min` and `max` times (`max` < 0: unbounded) with `sep` between two of
+  /// them: a JSON array's items. Unlike `item (sep item)*` it holds `item` once, and the NFA
+  /// needs one copy of it when the count is unbounded, so nested arrays grow linearly.
+  static RegexNode separated(RegexNode item, RegexNode sep, int min, int max) {
+    RegexNode n = repeated(std::move(item), min, max);
+    n.kids.push_back(std::move(sep));
+    n.size = n.repeat_size();
     return n;
   }
   static RegexNode optional(RegexNode kid) { return repeated(std::move(kid), 0, 1); }
+
+  /// How many copies of the repeated node the NFA builds: `max` when bounded, else the
+  /// mandatory ones with the last one looping (at least one).
+  std::size_t copies() const { return static_cast<std::size_t>(max >= 0 ? max : std::max(min, 1)); }
+
+ private:
+  static constexpr std::size_t kSaturated = static_cast<std::size_t>(-1);
+  static std::size_t add(std::size_t a, std::size_t b) {
+    return a > kSaturated - b ? kSaturated : a + b;
+  }
+  static std::size_t total_size(const std::vector<RegexNode>& kids) {
+    std::size_t total = 0;
+    for (const RegexNode& k : kids) total = add(total, k.size);
+    return total;
+  }
+  // 1 + copies x (item + separator), saturating.
+  std::size_t repeat_size() const {
+    const std::size_t each = total_size(kids), n = copies();
+    return add(1, n != 0 && each > kSaturated / n ? kSaturated : n * each);
+  }
 };
 
 /// Sorts and merges `ranges` and removes the surrogates U+D800..U+DFFF (not scalar values,

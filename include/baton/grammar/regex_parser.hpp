@@ -12,7 +12,9 @@
 /// match and is accepted), `^` at the very start and `$` at the very end (no-ops).
 /// Rejected with the offset and the reason: look-around, back-references, word boundaries,
 /// inline flags, possessive quantifiers, a quantifier right after another (`a**`: Python's
-/// "multiple repeat"), repetition counts above kMaxRepeat.
+/// "multiple repeat"), repetition counts above GrammarLimits::repeat_count, syntax trees
+/// above GrammarLimits::syntax_nodes once repetitions are written out (checked as the parser
+/// builds them, so `(a{1000}){1000}` stops before anything is expanded).
 #pragma once
 
 #include <cctype>
@@ -22,13 +24,12 @@
 #include <vector>
 
 #include "baton/core/error.hpp"
+#include "baton/grammar/grammar_limits.hpp"
 #include "baton/grammar/regex_ast.hpp"
 #include "baton/text/utf8.hpp"
 
 namespace baton::grammar {
 
-/// The largest count a `{m,n}` repetition may name (each count copies the automaton).
-inline constexpr int kMaxRepeat = 1000;
 /// The deepest group nesting accepted (the parser recurses).
 inline constexpr int kMaxRegexDepth = 200;
 
@@ -36,7 +37,8 @@ namespace detail {
 
 class RegexParser {
  public:
-  explicit RegexParser(std::string_view pattern) : p_(pattern) {}
+  RegexParser(std::string_view pattern, const GrammarLimits& limits)
+      : p_(pattern), limits_(limits) {}
 
   RegexNode parse() {
     BATON_CHECK(text::first_invalid_utf8(p_) == std::string_view::npos, grammar_error,
@@ -56,21 +58,27 @@ class RegexParser {
     if (p_.size() > 200) shown += "...";
     return "regex /" + shown + "/ at offset " + std::to_string(at) + ": ";
   }
+  // The tree so far, repetitions written out, against GrammarLimits::syntax_nodes.
+  void check_size(std::size_t nodes) const { check_syntax_nodes(nodes, limits_, where(i_)); }
   bool peek(char c) const { return i_ < p_.size() && p_[i_] == c; }
   bool at_end() const { return i_ >= p_.size(); }
 
   RegexNode alternation(int depth) {
     if (depth > kMaxRegexDepth) fail(i_, "groups nested deeper than 200");
     std::vector<RegexNode> alts{concatenation(depth)};
+    std::size_t nodes = alts.back().size;
     while (peek('|')) {
       ++i_;
       alts.push_back(concatenation(depth));
+      nodes = saturating_add(nodes, alts.back().size);
+      check_size(nodes);
     }
     return RegexNode::any_of(std::move(alts));
   }
 
   RegexNode concatenation(int depth) {
     std::vector<RegexNode> items;
+    std::size_t nodes = 0;
     while (!at_end() && !peek('|') && !peek(')')) {
       if (peek('$')) {
         if (i_ + 1 == p_.size()) {
@@ -81,6 +89,8 @@ class RegexParser {
       }
       RegexNode atom_node = atom(depth);
       items.push_back(quantified(std::move(atom_node)));
+      nodes = saturating_add(nodes, items.back().size);
+      check_size(nodes);
     }
     return RegexNode::seq(std::move(items));
   }
@@ -105,7 +115,9 @@ class RegexParser {
     if (peek('*') || peek('+') || peek('?') || peek('{')) {
       fail(i_, "multiple repeat (a quantifier after a quantifier; group the first one)");
     }
-    return RegexNode::repeated(std::move(n), min, max);
+    RegexNode r = RegexNode::repeated(std::move(n), min, max);
+    check_size(r.size);
+    return r;
   }
 
   // `{m}`, `{m,}`, `{m,n}` at i_. A brace that is not a valid count is an error rather than
@@ -118,9 +130,10 @@ class RegexParser {
       long v = 0;
       while (i_ < p_.size() && p_[i_] >= '0' && p_[i_] <= '9') {
         v = v * 10 + (p_[i_] - '0');
-        if (v > kMaxRepeat)
-          fail(start, "repetition count above " + std::to_string(kMaxRepeat) +
-                          " (each count copies the automaton)");
+        if (v > limits_.repeat_count)
+          fail(start, "repetition count above " + std::to_string(limits_.repeat_count) +
+                          " (each count copies the automaton; GrammarLimits::repeat_count "
+                          "allows more)");
         ++i_;
       }
       out = static_cast<int>(v);
@@ -372,6 +385,7 @@ class RegexParser {
   }
 
   std::string_view p_;
+  const GrammarLimits& limits_;
   std::size_t i_ = 0;
 };
 
@@ -379,8 +393,8 @@ class RegexParser {
 
 /// Parses `pattern` (UTF-8) into a syntax tree; throws grammar_error naming the offset and
 /// the reason for anything outside the supported syntax (see the file comment).
-inline RegexNode parse_regex(std::string_view pattern) {
-  return detail::RegexParser(pattern).parse();
+inline RegexNode parse_regex(std::string_view pattern, const GrammarLimits& limits = {}) {
+  return detail::RegexParser(pattern, limits).parse();
 }
 
 }  // namespace baton::grammar

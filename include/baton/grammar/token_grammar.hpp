@@ -30,6 +30,7 @@
 #include "baton/core/error.hpp"
 #include "baton/core/macros.hpp"
 #include "baton/grammar/dfa.hpp"
+#include "baton/grammar/grammar_limits.hpp"
 #include "baton/grammar/vocabulary.hpp"
 
 namespace baton::grammar {
@@ -69,15 +70,17 @@ struct MaskScratch {
 class TokenGrammar {
  public:
   /// Lifts `dfa` over `vocab`. Throws grammar_error when no string of the grammar can be
-  /// spelled with the vocabulary's tokens.
-  TokenGrammar(Dfa dfa, std::shared_ptr<const Vocabulary> vocab, std::uint64_t grammar_hash)
+  /// spelled with the vocabulary's tokens, or when the lift would pass `limits` (the trie
+  /// walks: GrammarLimits::lift_work; the distinct masks: GrammarLimits::table_bytes).
+  TokenGrammar(Dfa dfa, std::shared_ptr<const Vocabulary> vocab, std::uint64_t grammar_hash,
+               const GrammarLimits& limits = {})
       : dfa_(std::move(dfa)),
         vocab_(std::move(vocab)),
         vocab_size_(static_cast<std::int32_t>(vocab_->size())),
         words_((vocab_->size() + 31) / 32),
         key_(grammar_hash ^ (vocab_->hash() * 0x9E3779B97F4A7C15ull)) {
     token_tables(*vocab_);
-    lift(*vocab_);
+    lift(*vocab_, limits);
   }
 
   const Vocabulary& vocabulary() const { return *vocab_; }
@@ -168,13 +171,15 @@ class TokenGrammar {
 
   // Walks the trie from DFA state `s`, skipping every subtree whose prefix leaves the live
   // automaton; calls on_token(id, state after the token) for each token that survives.
+  // Returns the trie nodes visited (the lift's work).
   template <class OnToken>
-  void walk(const VocabTrie& trie, std::int32_t s, std::vector<std::int32_t>& stack,
-            OnToken&& on_token) const {
+  std::size_t walk(const VocabTrie& trie, std::int32_t s, std::vector<std::int32_t>& stack,
+                   OnToken&& on_token) const {
     const std::int32_t* next = dfa_.next.data();
     stack[0] = s;
     const std::size_t n = trie.byte.size();
-    for (std::size_t i = 0; i < n;) {
+    std::size_t visited = 0;
+    for (std::size_t i = 0; i < n; ++visited) {
       const std::uint16_t d = trie.depth[i];
       const std::int32_t t = dfa_step(next, stack[d - 1u], trie.byte[i]);
       if (t == kDead) {
@@ -186,6 +191,7 @@ class TokenGrammar {
         on_token(trie.ids[k], t);
       ++i;
     }
+    return visited;
   }
 
   void token_tables(const Vocabulary& vocab) {
@@ -199,24 +205,111 @@ class TokenGrammar {
     }
   }
 
-  void lift(const Vocabulary& vocab) {
+  // One row being built: the bitset, and the range of words it touched, so that clearing,
+  // hashing and comparing it cost what the state allows, not the vocabulary's size (a state
+  // of a long chain allows a handful of tokens out of 150k).
+  struct RowScratch {
+    std::vector<std::uint32_t> bits;
+    std::size_t lo = 0, hi = 0;  // words [lo, hi) may be non-zero
+    void set(std::int32_t t) {
+      const std::size_t w = static_cast<std::size_t>(t) / 32;
+      if (lo == hi) lo = w, hi = w + 1;
+      lo = std::min(lo, w);
+      hi = std::max(hi, w + 1);
+      bits[w] |= 1u << (t % 32);
+    }
+    void clear() {
+      std::fill(bits.begin() + static_cast<std::ptrdiff_t>(lo),
+                bits.begin() + static_cast<std::ptrdiff_t>(hi), 0u);
+      lo = hi = 0;
+    }
+  };
+
+  // The distinct masks: each row is stored once (masks_) and states point at it
+  // (mask_row_). Rows are interned as they are computed, so no state x vocabulary table ever
+  // exists; GrammarLimits::table_bytes bounds the distinct ones.
+  class RowStore {
+   public:
+    RowStore(std::vector<std::uint32_t>& masks, std::size_t words, std::size_t max_bytes)
+        : masks_(masks), words_(words), max_bytes_(max_bytes) {}
+    std::int32_t intern(const RowScratch& row) {
+      std::uint64_t h = (row.lo * 0x9E3779B97F4A7C15ull) ^ row.hi;
+      for (std::size_t w = row.lo; w < row.hi; ++w)
+        h = (h ^ row.bits[w] ^ (w << 32)) * 0x100000001B3ull;
+      std::vector<std::int32_t>& same_hash = by_hash_[h];
+      for (const std::int32_t r : same_hash) {
+        const auto [lo, hi] = range_[static_cast<std::size_t>(r)];
+        if (lo == row.lo && hi == row.hi &&
+            std::equal(row.bits.begin() + static_cast<std::ptrdiff_t>(lo),
+                       row.bits.begin() + static_cast<std::ptrdiff_t>(hi),
+                       masks_.begin() + static_cast<std::ptrdiff_t>(start(r) + lo)))
+          return r;
+      }
+      detail::check_limit((masks_.size() + words_) * sizeof(std::uint32_t), max_bytes_,
+                          "table_bytes", "the distinct token masks' bytes");
+      const auto id = static_cast<std::int32_t>(range_.size());
+      masks_.insert(masks_.end(), row.bits.begin(), row.bits.end());
+      range_.emplace_back(row.lo, row.hi);
+      same_hash.push_back(id);
+      return id;
+    }
+    /// When row r allows exactly one token, that token; else -1.
+    std::int32_t single_token(std::int32_t r) const {
+      std::int32_t found = -1;
+      const auto [lo, hi] = range_[static_cast<std::size_t>(r)];
+      for (std::size_t w = lo; w < hi; ++w) {
+        const std::uint32_t bits = masks_[start(r) + w];
+        if (!bits) continue;
+        if (found >= 0 || (bits & (bits - 1))) return -1;
+        found = static_cast<std::int32_t>(w * 32 + static_cast<std::size_t>(__builtin_ctz(bits)));
+      }
+      return found;
+    }
+
+   private:
+    std::size_t start(std::int32_t r) const { return static_cast<std::size_t>(r) * words_; }
+    std::vector<std::uint32_t>& masks_;
+    std::size_t words_, max_bytes_;
+    std::vector<std::pair<std::size_t, std::size_t>> range_;
+    std::unordered_map<std::uint64_t, std::vector<std::int32_t>> by_hash_;
+  };
+
+  void lift(const Vocabulary& vocab, const GrammarLimits& limits) {
     const auto n = static_cast<std::size_t>(dfa_.num_states);
     std::vector<std::int32_t> stack(vocab.trie().max_depth + 1);
-    // 1. Per state: the tokens that stay live, and the distinct states they lead to.
+    RowScratch row{std::vector<std::uint32_t>(words_)};
+    RowStore store(masks_, words_, limits.table_bytes);
+    std::size_t work = 0;
+    const auto walked = [&](std::size_t visited) {
+      work = detail::saturating_add(work, visited);
+      detail::check_limit(work, limits.lift_work, "lift_work",
+                          "the lift over the vocabulary (trie nodes walked)");
+    };
+    // The row of q, interned: the tokens that stay live for which keep(state after the
+    // token) holds, and end of sequence when q is accepting.
+    const auto intern_row = [&](std::size_t q, auto&& keep) {
+      walked(walk(vocab.trie(), static_cast<std::int32_t>(q), stack,
+                  [&](std::int32_t tok, std::int32_t t) {
+                    if (keep(t)) row.set(tok);
+                  }));
+      if (dfa_.accepting[q])
+        for (const std::int32_t e : vocab.eos_ids()) row.set(e);
+      mask_row_[q] = store.intern(row);
+      row.clear();
+    };
+    // 1. Per state: the tokens that stay live (its row), and the distinct states they lead to.
     std::vector<std::vector<std::int32_t>> succ(n);
     std::vector<std::uint32_t> seen(n, 0);
-    std::vector<std::uint32_t> rows(n * words_, 0);
+    mask_row_.assign(n, 0);
     for (std::size_t q = 0; q < n; ++q) {
-      std::span<std::uint32_t> row(rows.data() + q * words_, words_);
       const auto stamp = static_cast<std::uint32_t>(q + 1);
-      walk(vocab.trie(), static_cast<std::int32_t>(q), stack,
-           [&](std::int32_t tok, std::int32_t t) {
-             set(row, tok);
-             if (seen[static_cast<std::size_t>(t)] != stamp) {
-               seen[static_cast<std::size_t>(t)] = stamp;
-               succ[q].push_back(t);
-             }
-           });
+      intern_row(q, [&](std::int32_t t) {
+        if (seen[static_cast<std::size_t>(t)] != stamp) {
+          seen[static_cast<std::size_t>(t)] = stamp;
+          succ[q].push_back(t);
+        }
+        return true;
+      });
     }
     // 2. Token distance to acceptance: breadth-first over the reversed successor graph.
     std::vector<std::vector<std::int32_t>> preds(n);
@@ -237,9 +330,11 @@ class TokenGrammar {
     BATON_CHECK(dist_[0] != kUnreachable, grammar_error,
                 "the vocabulary's tokens cannot spell any string of the grammar (", vocab_size_,
                 " tokens)");
-    // 3. Tokens into states that cannot finish (a vocabulary missing bytes) are dropped.
+    // 3. Tokens into states that cannot finish (a vocabulary missing bytes) are dropped: the
+    // row is computed again without them.
     slack_.assign(n, 0);
     complete_.assign(n, 0);
+    bool dropped = false;
     for (std::size_t q = 0; q < n; ++q) {
       bool drops = false, goes_on = false;
       for (const std::int32_t t : succ[q]) {
@@ -252,48 +347,35 @@ class TokenGrammar {
         }
       }
       complete_[q] = dfa_.accepting[q] && !goes_on;
-      if (!drops) continue;
-      std::span<std::uint32_t> row(rows.data() + q * words_, words_);
-      std::fill(row.begin(), row.end(), 0u);
-      walk(vocab.trie(), static_cast<std::int32_t>(q), stack,
-           [&](std::int32_t tok, std::int32_t t) {
-             if (dist_[static_cast<std::size_t>(t)] != kUnreachable) set(row, tok);
-           });
+      if (drops)
+        intern_row(
+            q, [&](std::int32_t t) { return dist_[static_cast<std::size_t>(t)] != kUnreachable; });
+      dropped = dropped || drops;
     }
-    // 4. End of sequence in accepting states; the forced single tokens; shared rows.
+    // 4. The forced single tokens (an accepting state also allows end of sequence).
     forced_.assign(n, -1);
-    std::unordered_map<std::uint64_t, std::vector<std::int32_t>> by_hash;
-    mask_row_.assign(n, 0);
-    for (std::size_t q = 0; q < n; ++q) {
-      std::span<std::uint32_t> row(rows.data() + q * words_, words_);
-      if (!dfa_.accepting[q]) forced_[q] = single_token(row);
-      if (dfa_.accepting[q])
-        for (const std::int32_t e : vocab.eos_ids()) set(row, e);
-      const std::uint64_t h =
-          fnv1a(std::string_view(reinterpret_cast<const char*>(row.data()), words_ * 4));
-      std::int32_t found = -1;
-      for (const std::int32_t r : by_hash[h])
-        if (std::equal(row.begin(), row.end(),
-                       masks_.begin() +
-                           static_cast<std::ptrdiff_t>(r) * static_cast<std::ptrdiff_t>(words_)))
-          found = r;
-      if (found < 0) {
-        found = static_cast<std::int32_t>(masks_.size() / words_);
-        masks_.insert(masks_.end(), row.begin(), row.end());
-        by_hash[h].push_back(found);
-      }
-      mask_row_[q] = found;
-    }
+    for (std::size_t q = 0; q < n; ++q)
+      if (!dfa_.accepting[q]) forced_[q] = store.single_token(mask_row_[q]);
+    if (dropped) drop_unused_rows();
   }
 
-  static std::int32_t single_token(std::span<const std::uint32_t> row) {
-    std::int32_t found = -1;
-    for (std::size_t w = 0; w < row.size(); ++w) {
-      if (!row[w]) continue;
-      if (found >= 0 || (row[w] & (row[w] - 1))) return -1;
-      found = static_cast<std::int32_t>(w * 32 + static_cast<std::size_t>(__builtin_ctz(row[w])));
+  // Removes the rows no state points at any more (replaced in step 3), keeping the order.
+  void drop_unused_rows() {
+    const std::size_t rows = masks_.size() / std::max<std::size_t>(words_, 1);
+    std::vector<std::int32_t> renumber(rows, -1);
+    for (const std::int32_t r : mask_row_) renumber[static_cast<std::size_t>(r)] = 0;
+    std::int32_t kept = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (renumber[r] < 0) continue;
+      const auto to = static_cast<std::size_t>(kept);
+      if (to != r)
+        std::copy_n(masks_.begin() + static_cast<std::ptrdiff_t>(r * words_), words_,
+                    masks_.begin() + static_cast<std::ptrdiff_t>(to * words_));
+      renumber[r] = kept++;
     }
-    return found;
+    masks_.resize(static_cast<std::size_t>(kept) * words_);
+    masks_.shrink_to_fit();
+    for (std::int32_t& r : mask_row_) r = renumber[static_cast<std::size_t>(r)];
   }
 
   Dfa dfa_;
