@@ -54,15 +54,14 @@ struct Constraints {
 };
 
 struct Outcome {
-  DecodeResult result;     ///< the generation, or what it had produced when it failed
-  std::string error;       ///< the message of a baton::error ("" when none)
-  bool no_token = false;   ///< the error was the chain leaving no token (host: usage_error)
+  DecodeResult result;    ///< the generation, or what it had produced when it failed
+  std::string error;      ///< the message of a baton::error ("" when none)
+  bool no_token = false;  ///< the error was the chain leaving no token (host: usage_error)
 };
 
 template <Backend B>
-using ComposeChain =
-    Chain<MaybeInterceptor<GrammarConstraint<B>>, MaybeInterceptor<TokenSet<B>>,
-          MaybeInterceptor<StopSequences<B>>, MaybeInterceptor<StepSkip>>;
+using ComposeChain = Chain<MaybeInterceptor<GrammarConstraint<B>>, MaybeInterceptor<TokenSet<B>>,
+                           MaybeInterceptor<StopSequences<B>>, MaybeInterceptor<StepSkip>>;
 
 /// The world's model on backend B.
 template <Backend B>
@@ -110,8 +109,8 @@ Outcome run_on(const GrammarWorld& w, const Constraints& c) {
   cache.freeze_prefix();
   Workspace<B> ws;
   const auto slice = LoraSlice<8, B>::none(model.config());
-  const DecodeOptions opt{c.max_new,
-                          c.eos_stops ? std::vector<std::int32_t>{w.eos} : std::vector<std::int32_t>{}};
+  const DecodeOptions opt{
+      c.max_new, c.eos_stops ? std::vector<std::int32_t>{w.eos} : std::vector<std::int32_t>{}};
   RequestState<C, B> request;
   auto& branch = request.open(chain, "compose", "compose", c.max_new);
   Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<layout::HeadMajor<f32, 8>, B>, C> d(
@@ -160,7 +159,8 @@ void check_honoured(const GrammarWorld& w, const Constraints& c, const DecodeRes
     const bool honoured =
         !c.stops.empty() && stop_fires(w, c, r.ids, j) &&
         (!c.has_grammar ||
-         pcre_full_match(c.regex, w.text({r.ids.begin(), r.ids.begin() + static_cast<long>(j) + 1})));
+         pcre_full_match(c.regex,
+                         w.text({r.ids.begin(), r.ids.begin() + static_cast<long>(j) + 1})));
     if (j + 1 < r.ids.size()) CHECK_MESSAGE(!honoured, "a stop string fired at token " << j);
     if (j + 1 == r.ids.size() && r.stopped_by == StopSequences<host>::plugin_id) CHECK(honoured);
   }
@@ -169,7 +169,8 @@ void check_honoured(const GrammarWorld& w, const Constraints& c, const DecodeRes
 
 /// When the chain left no token: by the independent matchers, no id that the set allows
 /// continues the grammar after the output so far (budget aside). Returns whether that holds.
-bool nothing_left(const GrammarWorld& w, const Constraints& c, const std::vector<std::int32_t>& ids) {
+bool nothing_left(const GrammarWorld& w, const Constraints& c,
+                  const std::vector<std::int32_t>& ids) {
   const std::string text = w.text(ids);
   for (std::int32_t id = 0; id < static_cast<std::int32_t>(w.strings.size()); ++id) {
     if (!c.set_allows(id)) continue;
@@ -390,7 +391,8 @@ TEST_CASE("composition: a request whose constraints leave no token leaves the st
   const std::vector<std::int32_t> allowed = {id_of('a'), id_of('b'), id_of('1'), w.eos};
   const auto make = [&] {
     return make_stage<RCache>(
-        "extract", *w.model, w.no_adapter(), {.prefix_capacity = 8, .tail_capacity = 16, .slots = 1},
+        "extract", *w.model, w.no_adapter(),
+        {.prefix_capacity = 8, .tail_capacity = 16, .slots = 1},
         std::vector<std::int32_t>{40, 41, 42}, input(request), StageLimits{8, {w.eos}},
         Chain{GrammarConstraint<host>(tg),
               TokenSet<host>::allow(allowed, static_cast<int>(w.strings.size()))});

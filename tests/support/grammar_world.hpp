@@ -58,9 +58,8 @@ struct GrammarWorld {
 
 /// A random regex over a few atoms the vocabulary can spell (nesting depth at most 3).
 inline std::string random_regex(std::mt19937& rng, int depth = 0) {
-  static const std::vector<std::string> kAtoms = {"a", "b",     "1",  "2",   " ",
-                                                  "[0-9]", "[a-c]", "x",  "-",   "ab",
-                                                  "the", "[^ab]", ".",  "\\+", "y"};
+  static const std::vector<std::string> kAtoms = {
+      "a", "b", "1", "2", " ", "[0-9]", "[a-c]", "x", "-", "ab", "the", "[^ab]", ".", "\\+", "y"};
   std::uniform_real_distribution<double> u(0, 1);
   const double roll = u(rng);
   if (depth >= 3 || (depth > 0 && roll < 0.35)) return kAtoms[rng() % kAtoms.size()];
@@ -72,8 +71,7 @@ inline std::string random_regex(std::mt19937& rng, int depth = 0) {
 }
 
 /// PCRE2's result for `re` anchored at both ends against `s` with match `options`.
-inline int pcre_anchored_match(const std::string& re, const std::string& s,
-                               std::uint32_t options) {
+inline int pcre_anchored_match(const std::string& re, const std::string& s, std::uint32_t options) {
   const std::string anchored = "^(?:" + re + ")\\z";
   int err = 0;
   PCRE2_SIZE off = 0;
@@ -81,8 +79,8 @@ inline int pcre_anchored_match(const std::string& re, const std::string& s,
                                    PCRE2_UTF, &err, &off, nullptr);
   REQUIRE(code != nullptr);
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-  const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, options,
-                             md, nullptr);
+  const int rc =
+      pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, options, md, nullptr);
   pcre2_match_data_free(md);
   pcre2_code_free(code);
   return rc;

@@ -194,9 +194,7 @@ class Chain {
 
   /// The index of the first present device member whose constraint is complete before the
   /// first step (`complete_at_start()`, host side), or -1: the generation ends with no token.
-  int complete_at_start() const {
-    return complete_from<0>();
-  }
+  int complete_at_start() const { return complete_from<0>(); }
 
   /// Host backends, after a step whose every logit was -Inf: which present device members
   /// leave no token alone, or that together they leave none (by name), or "" when they do
@@ -206,7 +204,8 @@ class Chain {
     std::string alone, members;
     int altering = 0, empty = 0;
     explain_from<0>(p, s, vocab, alone, members, altering, empty);
-    if (empty > 0) return alone + (empty == 1 ? " allows" : " each allow") + " no token at this step";
+    if (empty > 0)
+      return alone + (empty == 1 ? " allows" : " each allow") + " no token at this step";
     for (std::int32_t id = 0; id < vocab; ++id)
       if (allows(p, s, id)) return {};
     if (altering < 2) return {};

@@ -59,12 +59,12 @@ class MaybeInterceptor<I, true> {
     return p.present ? I::forced_token(p.inner, s) : -1;
   }
   BATON_HD static bool may_end(const params_type& p, const state_type& s) requires
-      requires(const typename I::params_type& ip) { I::may_end(ip, s); } {
-    return !p.present || I::may_end(p.inner, s);
+      requires(const typename I::params_type& ip) {
+    I::may_end(ip, s);
   }
-  bool complete_at_start() const requires requires(const I& i) { i.complete_at_start(); } {
-    return present() && inner_->complete_at_start();
-  }
+  { return !p.present || I::may_end(p.inner, s); }
+  bool complete_at_start() const requires requires(const I& i) { i.complete_at_start(); }
+  { return present() && inner_->complete_at_start(); }
 
  private:
   std::optional<I> inner_;

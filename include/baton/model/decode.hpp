@@ -450,13 +450,11 @@ class Decoder {
                      stage_.empty() ? "" : "': ", "decode step ", state_.steps, ": ", why);
       }
     }
-    BATON_FAIL(numeric_error, "decode step ", state_.steps, " at position ",
-               state_.origin + state_.steps,
-               ": the logits are not finite (NaN or Inf); the model or adapter "
-               "weights hold non-finite values or the computation overflowed",
-               Chain::distribution_altering
-                   ? ", or the interceptors' masks left no token in common"
-                   : "");
+    BATON_FAIL(
+        numeric_error, "decode step ", state_.steps, " at position ", state_.origin + state_.steps,
+        ": the logits are not finite (NaN or Inf); the model or adapter "
+        "weights hold non-finite values or the computation overflowed",
+        Chain::distribution_altering ? ", or the interceptors' masks left no token in common" : "");
   }
 
   /// The step's logits row on the host, writable: the workspace's row on a host backend
