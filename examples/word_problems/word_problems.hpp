@@ -5,11 +5,12 @@
 ///        on its own, and reading the stages' text. Shared by the demo and the evaluation.
 ///
 /// The relay file says everything about the stages (system prompts, input segments, limits,
-/// gate); this header only knows the model's shape, fixed at compile time so that each program
-/// instantiates one relay type (build_relay_as) and builds in seconds.
+/// gate); the programs only know the model's shape, fixed at compile time so that they
+/// instantiate one relay type (build_relay_as). Loading and building are compiled once, in
+/// word_problems.cpp, which both programs link.
 #pragma once
 #include <baton/relay/config.hpp>
-#include <baton/relay/runtime_relay.hpp>
+#include <baton/relay/runtime_relay_on.hpp>
 #include <baton/text/relay_text.hpp>
 #include <baton/text/tokenizer.hpp>
 
@@ -28,28 +29,17 @@
 
 namespace word_problems {
 
-/// The bundled model's storage type and head_dim (models/word-problems/config.json).
-using Storage = baton::bf16;
-inline constexpr int kHeadDim = 32;
-
 /// A relay file with its text resolved into ids, and the tokenizer that did it.
 struct RelayFile {
   baton::RelaySpec spec;
   baton::Tokenizer tok;
 };
 
-inline RelayFile load(const std::filesystem::path& relay_json) {
-  baton::RelaySpec spec = baton::load_relay_spec(relay_json);
-  BATON_CHECK(spec.tokenizer.has_value(), baton::config_error, relay_json.string(),
-              ": the word-problem relay names its tokenizer (field 'tokenizer')");
-  baton::Tokenizer tok = baton::Tokenizer::from_file(*spec.tokenizer);
-  baton::resolve_text(spec, tok);
-  return {std::move(spec), std::move(tok)};
-}
+/// The relay file, its text resolved into ids by the tokenizer it names (word_problems.cpp).
+RelayFile load(const std::filesystem::path& relay_json);
 
-inline std::unique_ptr<baton::RuntimeRelay> build(const baton::RelaySpec& spec) {
-  return baton::build_relay_as<Storage, kHeadDim>(spec);
-}
+/// The relay of `spec` on the bundled model's storage type and head_dim (word_problems.cpp).
+std::unique_ptr<baton::RuntimeRelay> build(const baton::RelaySpec& spec);
 
 /// The same relay with every stage on the base model alone (no adapter).
 inline baton::RelaySpec without_adapters(baton::RelaySpec spec) {

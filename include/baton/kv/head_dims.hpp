@@ -16,7 +16,13 @@
 /// It covers the Qwen2/Llama families (64: Qwen2.5-0.5B, Llama-3.2-1B; 128: the rest) and the
 /// small test models (8, 16, 32). Each entry instantiates the whole forward per storage type,
 /// so the list stays short; add a value here to support another head_dim at run time.
+/// A program that knows its models may define the macro itself, before any baton header and the
+/// same in every unit (baton's CMake option BATON_RUNTIME_HEAD_DIMS does so for its own programs;
+/// the sanitizer build compiles only the head_dims its tests use): a head_dim left out is then a
+/// config_error at run time, and every unit compiles fewer forwards.
+#ifndef BATON_RUNTIME_HEAD_DIMS
 #define BATON_RUNTIME_HEAD_DIMS(X, A) X(A, 8) X(A, 16) X(A, 32) X(A, 64) X(A, 128)
+#endif
 
 namespace baton {
 

@@ -551,7 +551,11 @@ class Tokenizer {
     const Core& c = *core_;
     State& s = *state_;
     if (c.pre.add_prefix_space() && piece.front() != ' ') {
-      s.prefixed.assign(" ").append(piece);
+      // clear + push_back rather than assign(" "): GCC 12 at -O3 reports a false -Wrestrict
+      // overlap inside std::string::assign(const char*) once this is inlined into a caller.
+      s.prefixed.clear();
+      s.prefixed.push_back(' ');
+      s.prefixed.append(piece);
       piece = s.prefixed;
     }
     c.pre.split(piece, s.pre, [&](std::string_view word) { encode_word(word, out); });
