@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief What the `baton` program runs on the CUDA backend, as plain C++ functions (no CUDA
-///        type in the interface): tools/cuda/cuda_generate.cu and cuda_relay.cu define them,
+///        type in the interface): tools/cuda/cuda_backend.cu defines them,
 ///        compiled by nvcc and linked in only when the build has CUDA (BATON_CLI_CUDA=1). The host
 ///        subcommands call them; in a build without CUDA nothing calls them (backend_choice.hpp
 ///        refuses

@@ -4,7 +4,7 @@
 /// @brief `baton generate`'s run on any backend: load the model and adapter, one slot of a
 ///        fresh cache, the library's decode loop (with the grammar where one is given), and the
 ///        run-time facts (family, storage, head_dim) turned into template parameters. The host
-///        subcommand (cmd_generate.cpp) and the CUDA translation unit (cuda/cuda_generate.cu)
+///        subcommand (cmd_generate.cpp) and the CUDA translation unit (cuda/cuda_backend.cu)
 ///        both instantiate it, so the two backends run the same code.
 #pragma once
 
