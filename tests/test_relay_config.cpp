@@ -8,6 +8,7 @@
 #include "baton/relay/runtime_relay_instances.hpp"  // build_relay, compiled once in dispatch/
 #include "baton/text/relay_text.hpp"
 #include "support/chatml_tokenizer.hpp"
+#include "support/expect_error.hpp"
 #include "support/not_run.hpp"
 #include "support/relay_fixture.hpp"
 
@@ -277,4 +278,45 @@ TEST_CASE("a text relay: ChatML prefix, text segments, stop text and a text gate
     seq.insert(seq.end(), part.begin(), part.end());
   const auto v = ref.greedy(seq, 3);
   CHECK(r.output(1) == std::vector<std::int32_t>(v.begin(), v.end()));
+}
+
+TEST_CASE("build_relay runs any built-in family: a Qwen3 relay equals the naive reference") {
+  // Qwen3 (per-head q/k norm, explicit head_dim 16 != hidden / heads) through the same
+  // build_relay as Qwen2: the family comes from config.json's "architectures".
+  TinySpec s;
+  s.arch = Architecture::qwen3;
+  s.head_dim = 16;
+  s.rope_theta = 1000000.0;
+  s.seed = 47;
+  const TinyModel tm = make_tiny_model(s);
+  const auto dir = fresh_dir("relay_qwen3");
+  write_tiny_model(tm, dir / "model");
+  const json j = {
+      {"model", "model"},
+      {"stages",
+       {{{"name", "a"}, {"prefix", {3, 14, 15}}, {"input", {{{"request", true}}}}, {"max_new", 5}},
+        {{"name", "b"}, {"input", {{{"out", "a"}}, {{"ids", {9}}}}}, {"max_new", 4}}}}};
+  std::ofstream(dir / "relay.json") << j.dump();
+  const auto relay = build_relay(load_relay_spec(dir / "relay.json"));
+  CHECK(dynamic_cast<baton::detail::BackendRuntimeRelay<host, f32, 16, family::Qwen3>*>(
+            relay.get()) != nullptr);
+  relay->prewarm();
+  const RelayResult r = relay->run(kRequestIds());
+  const NaiveModel ref(tm);
+  const auto req = kRequestIds();
+  std::vector<int> seq = {3, 14, 15};
+  seq.insert(seq.end(), req.begin(), req.end());
+  const auto a = ref.greedy(seq, 5);
+  CHECK(r.output(0) == std::vector<std::int32_t>(a.begin(), a.end()));
+  seq.assign(a.begin(), a.end());
+  seq.push_back(9);
+  const auto b = ref.greedy(seq, 4);
+  CHECK(r.output(1) == std::vector<std::int32_t>(b.begin(), b.end()));
+
+  // A family this program does not build is refused by name, with the ones it does.
+  nlohmann::json cfg = config_json(tm);
+  cfg["architectures"] = {"MambaForCausalLM"};
+  std::ofstream(dir / "model" / "config.json") << cfg.dump();
+  EXPECT_ERROR(config_error, build_relay(load_relay_spec(dir / "relay.json")), "MambaForCausalLM",
+               "Qwen3ForCausalLM");
 }

@@ -176,7 +176,7 @@ int cmd_generate(int argc, char** argv) {
     return 2;
   }
 
-  const ModelConfig cfg = io::load_model_config(a.model);
+  const ModelConfig cfg = load_runtime_config(a.model);
   const std::vector<std::int32_t> stop_ids =
       a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
   std::optional<Tokenizer> tok;

@@ -8,25 +8,30 @@
 #pragma once
 
 #include "baton/model/host_forward.hpp"
-#include "baton/relay/runtime_relay_instances.hpp"  // BATON_RUNTIME_STORAGE_TYPES
+#include "baton/model/model_dispatch.hpp"
 #include "generate_run.hpp"
 
-// PREFIX is `extern` for the declarations, empty for the definitions. The families are
-// generate_dispatch's: Qwen2 (Llama too) and Qwen3.
-#define BATON_HOST_GENERATE_INSTANCES_(PREFIX, S, D)                                 \
-  PREFIX template Generated generate<host, family::Qwen2, S, D>(const GenerateJob&); \
-  PREFIX template Generated generate<host, family::Qwen3, S, D>(const GenerateJob&);
-#define BATON_EXTERN_HOST_GENERATE_(S, D) BATON_HOST_GENERATE_INSTANCES_(extern, S, D)
-#define BATON_DEFINE_HOST_GENERATE_(S, D) BATON_HOST_GENERATE_INSTANCES_(, S, D)
-#define BATON_EXTERN_HOST_GENERATES_(S) BATON_RUNTIME_HEAD_DIMS(BATON_EXTERN_HOST_GENERATE_, S)
+// PREFIX is `extern` for the declarations, empty for the definitions; the families are
+// model/model_dispatch.hpp's, opened as relay/runtime_relay_instances.hpp does.
+#define BATON_HOST_GENERATE_INSTANCE_(PREFIX, S, D, F) \
+  PREFIX template Generated generate<host, F, S, D>(const GenerateJob&);
+#define BATON_HOST_GENERATE_APPLY_(...) BATON_HOST_GENERATE_INSTANCE_(__VA_ARGS__)
+#define BATON_HOST_GENERATE_OPEN_(PREFIX, S, D) PREFIX, S, D
+#define BATON_HOST_GENERATE_UNPACK_(PSD, F) \
+  BATON_HOST_GENERATE_APPLY_(BATON_HOST_GENERATE_OPEN_ PSD, F)
+#define BATON_HOST_GENERATE_OPEN2_(PREFIX, S) PREFIX, S
+#define BATON_HOST_GENERATE_FAMILIES_(PS, D) \
+  BATON_RUNTIME_FAMILIES(BATON_HOST_GENERATE_UNPACK_, (BATON_HOST_GENERATE_OPEN2_ PS, D))
+#define BATON_EXTERN_HOST_GENERATES_(S) \
+  BATON_RUNTIME_HEAD_DIMS(BATON_HOST_GENERATE_FAMILIES_, (extern, S))
 
 namespace baton::cli {
 BATON_RUNTIME_STORAGE_TYPES(BATON_EXTERN_HOST_GENERATES_)
 }  // namespace baton::cli
 
 /// Defines `baton generate`'s host runs for storage type S and every head_dim and family.
-#define BATON_DEFINE_HOST_GENERATE(S)                     \
-  namespace baton::cli {                                  \
-  BATON_RUNTIME_HEAD_DIMS(BATON_DEFINE_HOST_GENERATE_, S) \
-  }                                                       \
+#define BATON_DEFINE_HOST_GENERATE(S)                           \
+  namespace baton::cli {                                        \
+  BATON_RUNTIME_HEAD_DIMS(BATON_HOST_GENERATE_FAMILIES_, (, S)) \
+  }                                                             \
   static_assert(true, "BATON_DEFINE_HOST_GENERATE takes a trailing ;")

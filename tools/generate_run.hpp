@@ -3,7 +3,8 @@
 /// @file
 /// @brief `baton generate`'s run on any backend: load the model and adapter, one slot of a
 ///        fresh cache, the library's decode loop (with the grammar where one is given), and the
-///        run-time facts (family, storage, head_dim) turned into template parameters. The host
+///        run-time facts (family, storage, head_dim) turned into template parameters by
+///        model/model_dispatch.hpp. The host
 ///        subcommand (cmd_generate.cpp) and the CUDA translation unit (cuda/cuda_backend.cu)
 ///        both instantiate it, so the two backends run the same code.
 #pragma once
@@ -22,9 +23,8 @@
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/lora/base_model_check.hpp"
 #include "baton/model/decode.hpp"
-#include "baton/model/family/qwen3.hpp"
+#include "baton/model/model_dispatch.hpp"
 #include "generate_job.hpp"
-#include "model_dispatch.hpp"
 
 namespace baton::cli {
 
@@ -98,20 +98,13 @@ Generated generate(const GenerateJob& job) {
   return out;
 }
 
-/// `job` on backend B: the model's family, stored dtype and head_dim as template parameters.
-template <Backend B>
+/// `job` on backend B: the model's family, stored dtype and head_dim as template parameters
+/// (model/model_dispatch.hpp), those `Builds` leaves out refused by name.
+template <Backend B, class Builds = BuildEveryModel>
 Generated generate_dispatch(const GenerateJob& job, const ModelConfig& cfg) {
-  return dispatch_storage_head_dim<B>(job.model, cfg, [&]<class S, int D>() {
-    if (cfg.architecture == Architecture::qwen3) {
-      if constexpr (kBuildsQwen3<B>) {
-        return generate<B, family::Qwen3, S, D>(job);
-      } else {
-        BATON_FAIL(config_error, job.model, ": Qwen3 models are not built into the ", B::name,
-                   " program (Qwen2, Llama); use --backend host");
-      }
-    }
-    return generate<B, family::Qwen2, S, D>(job);
-  });
+  return dispatch_model<Builds>(
+      job.model, cfg, [&]<class F, class S, int D>() { return generate<B, F, S, D>(job); },
+      std::string("the ") + std::string(B::name) + " program (use --backend host)");
 }
 
 }  // namespace baton::cli

@@ -17,9 +17,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "baton/kv/head_dims.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/lora/base_model_check.hpp"
+#include "baton/model/model_dispatch.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/engine.hpp"
 #include "baton/relay/runtime_chain.hpp"
@@ -100,10 +100,11 @@ inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
   return static_cast<int>(n);
 }
 
-/// A relay from a spec on backend B (host, or cuda through relay/cuda_relay.cuh).
-template <Backend B, StorageType S, int D>
+/// A relay from a spec on backend B (host, or cuda through relay/cuda_relay.cuh), for a model
+/// of family F with weights in S and head_dim D.
+template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2>
 class BackendRuntimeRelay final : public RuntimeRelay {
-  using Model = BaseModel<B, S>;
+  using Model = BaseModel<B, S, F>;
   using Slice = LoraSlice<kRuntimeRankBound, B>;
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, B>;
   using StageT = Stage<Model, Slice, Cache, wire::DynamicInput, RuntimeChain<B>>;
@@ -207,41 +208,34 @@ class BackendRuntimeRelay final : public RuntimeRelay {
 
 }  // namespace detail
 
-/// Builds (but does not pre-warm) the relay on backend B for a model whose storage type and
-/// head_dim the program fixes at compile time: one instantiation instead of build_relay's dispatch
-/// over every supported pair, so a program made for one model compiles in a fraction of the time.
-/// Throws config_error when the model's files say otherwise.
-template <Backend B, StorageType S, int D>
+/// Builds (but does not pre-warm) the relay on backend B for a model whose family, storage type
+/// and head_dim the program fixes at compile time: one instantiation instead of build_relay's
+/// dispatch over every supported triple, so a program made for one model compiles in a
+/// fraction of the time. Throws config_error when the model's files say otherwise.
+template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2>
 std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
   check_spec_backend(spec, B::name);  // before anything is loaded
-  const ModelConfig cfg = io::load_model_config(spec.model);
+  const ModelConfig cfg = load_runtime_config(spec.model);
   BATON_CHECK(cfg.head_dim == D, config_error, spec.model.string(), ": head_dim is ", cfg.head_dim,
               ", but this relay was built for head_dim ", D);
   const dtype stored = stored_dtype(spec.model);
   BATON_CHECK(stored == dtype_of<S>, config_error, spec.model.string(), ": weights are ",
               dtype_name(stored), ", but this relay was built for ", dtype_name(dtype_of<S>));
-  return std::make_unique<detail::BackendRuntimeRelay<B, S, D>>(spec, load_model<B, S>(spec.model));
+  // load_model refuses an architecture F does not claim, naming both.
+  return std::make_unique<detail::BackendRuntimeRelay<B, S, D, F>>(spec,
+                                                                   load_model<B, S, F>(spec.model));
 }
 
 /// Builds (but does not pre-warm) the relay a spec describes, on backend B (baton::cuda needs
-/// relay/cuda_relay.cuh in an nvcc translation unit). The storage type follows the model's
-/// files; head_dim is dispatched over kv/head_dims.hpp.
-template <Backend B>
+/// relay/cuda_relay.cuh in an nvcc translation unit). Family, storage type and head_dim follow
+/// the model's files (model/model_dispatch.hpp); `Builds` may leave triples out.
+template <Backend B, class Builds = BuildEveryModel>
 std::unique_ptr<RuntimeRelay> build_relay_on(const RelaySpec& spec) {
   check_spec_backend(spec, B::name);
-  const ModelConfig cfg = io::load_model_config(spec.model);
-  return dispatch_head_dim(cfg.head_dim, [&](auto d) -> std::unique_ptr<RuntimeRelay> {
-    constexpr int D = decltype(d)::value;
-    switch (stored_dtype(spec.model)) {
-      case dtype::f32:
-        return build_relay_as_on<B, f32, D>(spec);
-      case dtype::bf16:
-        return build_relay_as_on<B, bf16, D>(spec);
-      case dtype::f16:
-        return build_relay_as_on<B, f16, D>(spec);
-    }
-    BATON_FAIL(config_error, "unreachable storage type");
-  });
+  return dispatch_model<Builds>(
+      spec.model, load_runtime_config(spec.model),
+      [&]<class F, class S, int D>() { return build_relay_as_on<B, S, D, F>(spec); },
+      std::string("the ") + std::string(B::name) + " relay of this program");
 }
 
 }  // namespace baton
