@@ -359,10 +359,8 @@ def main():
         cases, steps_compared, failures = cases + n, steps_compared + steps, failures + problems
     if args.list:
         return 0
-    print(
-        f"{cases} cases, {steps_compared} greedy steps compared, largest first-logits abs diff "
-        f"(golden, bundled) {worst:.3g}, {time.monotonic() - t0:.1f} s"
-    )
+    golden_worst = f", largest first-logits abs diff (golden, bundled) {worst:.3g}" if families else ""
+    print(f"{cases} cases, {steps_compared} greedy steps compared{golden_worst}, {time.monotonic() - t0:.1f} s")
     if cases == 0 or steps_compared == 0:
         print("FAILED: nothing was compared (no case ran, or no greedy step matched)")
         return 1

@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
 # Relays known not to match yet, with the reason. A listed relay that matches fails the test
 # (so the entry is removed when the cause is fixed); one that differs is reported, not failed.
 RELAY_EXPECTED_FAILURES = {
-    # build_relay builds every relay file as a Qwen2-family model, so a Qwen3 model runs
-    # without its q/k norms. Remove this entry with the family dispatch.
+    # build_relay loads every relay's model as the Qwen2 family, which refuses a Qwen3
+    # checkpoint by name. Remove this entry with the family dispatch.
     "qwen3-d128": "qwen3 relay: needs the family dispatch",
 }
 RELAY_STEPS = 24
