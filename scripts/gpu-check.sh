@@ -60,7 +60,7 @@ prepare() {
   cp "$build_dir/tools/baton" "$build_dir/benchmarks/decode_bench" "$out/bin/"
   # Symbols the programs do not need to run stay here: the bundle keeps room under its limit.
   strip --strip-unneeded "$out"/bin/* "$out"/cuda-tests/*
-  cp tests/reference/hf_compare.py "$out/"
+  cp tests/reference/hf_compare.py tests/reference/reference_python.py "$out/"
   cp scripts/gpu-check-compare.py "$out/compare_backends.py"
   python3 tests/golden/verify_fixtures.py tests/golden/golden.json "$out/golden" >/dev/null
   cp tests/golden/golden.json "$out/golden.json"

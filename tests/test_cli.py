@@ -7,6 +7,7 @@ Checks one golden run (a GQA model with an adapter, --ignore-eos because the gol
 stop at EOS) token for token and its first logits within the golden tolerance, the plain output
 form, the EOS stop, and error paths (exit status and message)."""
 import json
+import os
 import subprocess
 import sys
 
@@ -110,6 +111,43 @@ rc, out, err = run(*args)
 check(rc == 0 and sorted(json.loads(out)) == ["backend", "ids"] and
       json.loads(out)["ids"] == stop_run["tokens"][:cut],
       f"stops at eos {eos} after {cut} tokens: {out.strip()}")
+
+# --step-logits: one row per generated id, the row that chose it (row 0 is --logits' row); a
+# chosen EOS, not among the ids, has no row; without --json it is a command-line error.
+def argmax(row):
+    return max(range(len(row)), key=lambda i: (row[i] if row[i] is not None else float("-inf"), -i))
+
+
+rc, out, err = run(*base, "--ignore-eos", "--json", "--logits", "--step-logits")
+ok = rc == 0
+if ok:
+    obj = json.loads(out)
+    rows = obj["step_logits"]
+    ok = (obj["ids"] == run_["tokens"] and len(rows) == n and rows[0] == obj["logits"] and
+          all(argmax(r) == t for r, t in zip(rows, obj["ids"])))
+check(ok, f"--step-logits: {n} rows, row 0 == --logits, each row's argmax is its id (status {rc}, {err.strip()})")
+rc, out, err = run(*args, "--step-logits")
+check(rc == 0 and len(json.loads(out)["step_logits"]) == cut,
+      f"--step-logits stopping at eos: {cut} rows, none for the eos (status {rc}, {err.strip()})")
+rc, out, err = run(*base, "--step-logits")
+check(rc == 2 and "--step-logits needs --json" in err, f"--step-logits without --json: status {rc}, {err.strip()}")
+# With a grammar: the rows are masked (disallowed ids null), and a token the grammar forces is
+# taken without a forward (step-skip), its row null.
+demo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "word-problems")
+if os.path.isfile(os.path.join(demo, "config.json")):
+    rc, out, err = run("generate", "--model", demo, "--tokenizer", os.path.join(demo, "tokenizer.json"),
+                       "--prompt", "<|im_start|>user\n2 + 3<|im_end|>\n<|im_start|>assistant\n",
+                       "--regex", "[0-9] = 12", "--max-new", "8", "--json", "--step-logits")
+    ok = rc == 0
+    if ok:
+        obj = json.loads(out)
+        rows = obj["step_logits"]
+        chosen = [r for r in rows if r is not None]
+        ok = (len(rows) == len(obj["ids"]) and obj["text"].endswith(" = 12") and rows[0] is not None and
+              None in rows and all(None in r for r in chosen) and
+              all(argmax(r) == t for r, t in zip(rows, obj["ids"]) if r is not None))
+    check(ok, f"--step-logits with a grammar: masked rows, null rows for forced tokens ({out.strip()[:120]}, "
+              f"status {rc}, {err.strip()})")
 
 # Errors: a malformed command line is status 2 with a message; bad inputs status 1.
 rc, out, err = run("generate", "--ids", "1,2", "--max-new", "4")

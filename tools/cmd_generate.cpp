@@ -6,7 +6,7 @@
 ///
 ///   baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt TEXT)
 ///                  --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]
-///                  [--json] [--logits] [--backend host|cuda]
+///                  [--json] [--logits] [--step-logits] [--backend host|cuda]
 ///
 /// The ids are used exactly as given (no BOS is added); --prompt is encoded as written (added
 /// tokens in it become their ids). Generation stops at one of the config's eos ids (not
@@ -14,7 +14,10 @@
 /// Output: the generated ids on one line, space-separated; with --json one object
 /// {"ids":[...],"backend":"host"}, plus "text" (the decoded ids) when a tokenizer is given, plus
 /// "logits":[...] with --logits (the row that chose the first generated token, after the
-/// grammar's mask).
+/// grammar's mask), plus "step_logits":[[...],...] with --step-logits (one row per generated id,
+/// the row that chose it, after the grammar's mask; null for a step that supplied its token
+/// without a forward). --step-logits is how tests/reference/hf_compare.py checks every step
+/// against transformers.
 /// docs/cli.md is the user-facing description; keep the two in step.
 #include <algorithm>
 #include <charconv>
@@ -53,7 +56,7 @@ constexpr std::string_view kUsage =
     "usage: baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt "
     "TEXT)\n"
     "                      --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]\n"
-    "                      [--json] [--logits] [--backend host|cuda]\n"
+    "                      [--json] [--logits] [--step-logits] [--backend host|cuda]\n"
     "  --model DIR       Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
     "  --adapter DIR     PEFT LoRA adapter folder (adapter_config.json + "
     "adapter_model.safetensors)\n"
@@ -65,14 +68,16 @@ constexpr std::string_view kUsage =
     "  --max-new N       generate at most N >= 1 tokens\n"
     "  --ignore-eos    do not stop at the config's eos_token_id(s)\n"
     "  --json          print {\"ids\":[...]} instead of space-separated ids\n"
-    "  --logits        with --json: add \"logits\", the row that chose the first token\n";
+    "  --logits        with --json: add \"logits\", the row that chose the first token\n"
+    "  --step-logits   with --json: add \"step_logits\", the row that chose each token (null:\n"
+    "                  a step without a forward); watches every step, so slower on cuda\n";
 
 struct Args {
   std::string model, adapter, tokenizer, prompt, regex, json_schema;
   bool have_prompt = false, have_regex = false;
   std::vector<std::int32_t> ids;
   int max_new = 0;
-  bool ignore_eos = false, json = false, logits = false, help = false;
+  bool ignore_eos = false, json = false, logits = false, step_logits = false, help = false;
   std::optional<BackendChoice> backend;  ///< --backend; unset: the build's default
   baton::cli::HostChoice host;           ///< --threads, --bf16-products
 };
@@ -118,6 +123,8 @@ Args parse_args(int argc, char** argv) {
       a.json = true;
     } else if (arg == "--logits") {
       a.logits = true;
+    } else if (arg == "--step-logits") {
+      a.step_logits = true;
     } else if (arg == "--backend") {
       a.backend = baton::cli::parse_backend(value());
     } else if (baton::cli::parse_host_option(arg, value, a.host)) {
@@ -136,6 +143,7 @@ Args parse_args(int argc, char** argv) {
   if (a.max_new < 1)
     throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
   if (a.logits && !a.json) throw ArgError{"--logits needs --json"};
+  if (a.step_logits && !a.json) throw ArgError{"--step-logits needs --json"};
   if (a.backend == BackendChoice::cuda && (a.have_regex || !a.json_schema.empty()))
     throw ArgError{"--regex and --json-schema run on --backend host only (so far)"};
   return a;
@@ -151,6 +159,17 @@ void print_float(std::ostream& out, float v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   out.write(buf, r.ptr - buf);
+}
+
+/// A logits row as a JSON array (written directly: a row per step of a large vocabulary is
+/// too much to build as a JSON value first).
+void print_row(std::ostream& out, const std::vector<float>& row) {
+  out << "[";
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (i) out << ",";
+    print_float(out, row[i]);
+  }
+  out << "]";
 }
 
 }  // namespace
@@ -205,6 +224,7 @@ int cmd_generate(int argc, char** argv) {
                        .stop_ids = stop_ids,
                        .max_new = a.max_new,
                        .keep_first_logits = a.logits,
+                       .keep_step_logits = a.step_logits,
                        .grammar = constraint};
   cli::Generated g;
   if (backend == BackendChoice::cuda) {
@@ -230,10 +250,18 @@ int cmd_generate(int argc, char** argv) {
       std::cout << ",\"text\":"
                 << nlohmann::json(text::replace_invalid_utf8(tok->decode_known(g.ids))).dump();
     if (a.logits) {
-      std::cout << ",\"logits\":[";
-      for (std::size_t i = 0; i < g.first_logits.size(); ++i) {
-        if (i) std::cout << ",";
-        print_float(std::cout, g.first_logits[i]);
+      std::cout << ",\"logits\":";
+      print_row(std::cout, g.first_logits);
+    }
+    if (a.step_logits) {
+      std::cout << ",\"step_logits\":[";
+      for (std::size_t s = 0; s < g.step_logits.size(); ++s) {
+        if (s) std::cout << ",";
+        if (g.step_logits[s].empty()) {
+          std::cout << "null";  // the step supplied its token without a forward
+        } else {
+          print_row(std::cout, g.step_logits[s]);
+        }
       }
       std::cout << "]";
     }

@@ -25,6 +25,7 @@ struct GenerateJob {
   std::vector<std::int32_t> stop_ids;  ///< the config's eos ids (empty with --ignore-eos)
   int max_new = 0;
   bool keep_first_logits = false;                        ///< --logits
+  bool keep_step_logits = false;                         ///< --step-logits
   std::shared_ptr<const grammar::TokenGrammar> grammar;  ///< --regex / --json-schema (host only)
   HostContext* host_context = nullptr;  ///< host: the pool the forward runs on (null: OpenMP)
 };
@@ -32,6 +33,9 @@ struct GenerateJob {
 struct Generated {
   std::vector<std::int32_t> ids;
   std::vector<float> first_logits;  ///< the row that chose ids[0]; filled only when asked for
+  /// Filled only when asked for: one row per id, the logits that chose it (after the grammar's
+  /// mask); an empty row where the step supplied its token without a forward (step-skip).
+  std::vector<std::vector<float>> step_logits;
 };
 
 }  // namespace baton::cli

@@ -9,8 +9,10 @@
 ///        both instantiate it, so the two backends run the same code.
 #pragma once
 
+#include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -33,6 +35,22 @@ namespace baton::cli {
 inline std::vector<float> download_logits(std::span<const float> logits) {
   return {logits.begin(), logits.end()};
 }
+
+/// Observer hooks (Decoder::run(hooks)) that keep every step's logits row on the host, after the
+/// step's transforms (the grammar's mask); an empty row for a step whose token was supplied
+/// without a forward. Watching every step keeps a device backend in the stepped loop (one copy
+/// per step): --step-logits is a checking tool, not a fast path.
+struct StepLogitsHooks {
+  std::vector<std::vector<float>>* rows;
+  template <class View>
+  std::optional<std::int32_t> before(const View&) {
+    return std::nullopt;
+  }
+  template <class View>
+  void after(const View& view, std::int32_t) {
+    rows->push_back(view.logits.empty() ? std::vector<float>{} : download_logits(view.logits));
+  }
+};
 
 /// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
 /// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
@@ -63,18 +81,24 @@ Generated generate(const GenerateJob& job) {
     if (job.host_context != nullptr) ws.extras.bind(*job.host_context);
   const DecodeOptions opt{job.max_new, job.stop_ids};
   Generated out;
-  // The library's decode loop, exactly as a stage runs it: no hook, so on a device backend it
-  // stays on the device. The first logits row is the prefill's, read before the loop, and
-  // `mask` applies the grammar's mask to it: a forced first token is taken without a forward
-  // (step-skip), so the loop itself may never hold that row.
+  // The library's decode loop, exactly as a stage runs it: no hook (unless --step-logits asks
+  // for every row), so on a device backend it stays on the device. The first logits row is the
+  // prefill's, read before the loop, and `mask` applies the grammar's mask to it: a forced first
+  // token is taken without a forward (step-skip), so the loop itself may never hold that row.
   const auto run = [&](auto& d, auto&& mask) {
     d.prefill(std::span<const std::int32_t>(job.prompt), 0);
     if (job.keep_first_logits) {
       out.first_logits = download_logits(d.logits());
       mask(out.first_logits);
     }
-    d.run();
+    if (job.keep_step_logits) {
+      d.run(StepLogitsHooks{&out.step_logits});
+    } else {
+      d.run();
+    }
     out.ids = d.result().ids;
+    // A chosen stop id ends the generation without joining the ids: its row goes too.
+    if (out.step_logits.size() > out.ids.size()) out.step_logits.resize(out.ids.size());
   };
   if constexpr (B::is_device) {
     BATON_CHECK(!job.grammar, usage_error,

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 """baton against Hugging Face transformers + peft, run at test time.
 
-usage: hf_compare.py --baton BATON --golden DIR [--bundled DIR] [--only TEXT] [--list]
+usage: hf_compare.py --baton BATON [--golden DIR] [--bundled DIR] [--hf-models DIR]
+                     [--only TEXT] [--list]
 
-For every case (model folder, optional PEFT adapter, prompt ids, number of steps) it runs
+For every case (model folder, optional PEFT adapter, prompt ids, number of steps) of the golden
+models (--golden) and the bundled demo model (--bundled) it runs
 `baton generate ... --ignore-eos --json --logits` and the same greedy decode in transformers
 (float32 math; bfloat16 weights are widened to float32 exactly, as baton does; adapters through
 peft.PeftModel, unmerged), and asserts
@@ -27,12 +29,20 @@ first logits by 0.1 to 20 (that README's injected-bug table), far beyond it; RoP
 NEAR_TIE is 1e-4: a gap that small is within the float32 disagreement itself, so either order
 is correct; a larger gap must give the same token.
 
+--hf-models DIR names the models transformers made itself (hf_models.py, the `hf_models` ctest
+fixture): Qwen2, Llama 3.2-style and Qwen3 models in f32, bf16 and f16, with LoRA and rsLoRA
+adapters of rank 1 and 64. Their cases come with the reference's own logits for every step, so
+the comparison there is stricter: the same token rule over 32 steps, and EVERY step's logits
+(up to and including the first near-tie) within the same bound; then a two-stage `baton relay`
+per family against transformers + peft (hf_compare_models.py says how). The worst difference
+per family and storage is printed at the end.
+
 The reference python is $BATON_REFERENCE_PYTHON (scripts/test.sh sets it). When it is unset or
 cannot import torch/transformers/peft/tokenizers the test prints "skipped: no torch" and exits
-77, except under CI=true, where it exits 1.
+77, except under CI=true, where it exits 1 (reference_python.py).
 
 To add a model: append a Family in golden_families(), or build one from a folder the way
-bundled_family() does and add it in main().
+bundled_family() does and add it in main(); or a family in hf_models.py.
 """
 import argparse
 import json
@@ -41,33 +51,11 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_python  # noqa: E402
+
 LOGIT_RTOL = 1e-3
 NEAR_TIE = 1e-4
-SKIP = 77
-
-
-def skip(reason):
-    """The skip rule: 77 (ctest: Skipped), or a failure under CI=true (CI can reach PyPI)."""
-    if os.environ.get("CI") == "true":
-        print(f"FAILED: {reason} (CI=true: the reference must be available)")
-        sys.exit(1)
-    print(f"skipped: {reason}")
-    sys.exit(SKIP)
-
-
-def reexec_under_reference_python():
-    """This script starts under any python3 (ctest's); the comparison runs under the
-    reference python, which has torch/transformers/peft/tokenizers."""
-    if os.environ.get("BATON_HF_COMPARE_CHILD") == "1":
-        return
-    py = os.environ.get("BATON_REFERENCE_PYTHON", "")
-    if not py:
-        skip("no torch (BATON_REFERENCE_PYTHON is not set; scripts/test.sh sets it)")
-    if not os.access(py, os.X_OK):
-        skip(f"no torch (BATON_REFERENCE_PYTHON={py} is not an executable)")
-    os.environ["BATON_HF_COMPARE_CHILD"] = "1"
-    sys.stdout.flush()
-    os.execv(py, [py, os.path.abspath(__file__), *sys.argv[1:]])
 
 
 # ---------------------------------------------------------------------------------------
@@ -227,43 +215,62 @@ def run_hf(model, ids, steps):
     return tokens, first, gaps, tied
 
 
+def compare_hf_models(args):
+    """--hf-models: generate (every step's logits) and relays. Returns (cases, steps compared,
+    failures); a relay stage counts as a case."""
+    import hf_compare_models as m
+
+    args.hf_models = os.path.abspath(args.hf_models)  # the relay files name folders from elsewhere
+    with open(os.path.join(args.hf_models, "reference.json")) as f:
+        ref = json.load(f)
+    if args.list:
+        for c in ref["cases"]:
+            print(f"{c['model']} + {c['adapter'] or 'no adapter'}: prompt of {len(c['prompt'])} x {ref['steps']} steps")
+        print("relays: one two-stage relay per family:", ", ".join(sorted({c["family"] for c in ref["cases"]})))
+        return 0, 0, []
+    t0 = time.monotonic()
+    worst = m.Worst()
+    cases, steps, failures = m.compare_generate(args.baton, args.hf_models, args.only, LOGIT_RTOL, NEAR_TIE, worst)
+    print(f"hf-models generate: {cases} cases, {steps} steps compared, {time.monotonic() - t0:.1f} s")
+    t1 = time.monotonic()
+    relays, stages, relay_steps, relay_failures, expected = m.compare_relays(
+        args.baton, args.hf_models, args.only, NEAR_TIE, load_hf
+    )
+    print(
+        f"hf-models relay: {relays} relays, {stages} stages, {relay_steps} steps compared"
+        f"{f', expected failures: {expected}' if expected else ''}, {time.monotonic() - t1:.1f} s"
+    )
+    worst.print(LOGIT_RTOL)
+    return cases + stages, steps + relay_steps, failures + relay_failures
+
+
 # ---------------------------------------------------------------------------------------
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baton", required=True, help="the baton program")
-    ap.add_argument("--golden", required=True, help="the generated golden fixtures folder")
+    ap.add_argument("--golden", help="the generated golden fixtures folder")
     ap.add_argument("--bundled", help="the bundled demo model folder (models/word-problems)")
+    ap.add_argument("--hf-models", help="the models transformers made (hf_models.py --out)")
     ap.add_argument("--only", help="run only cases whose label contains this text")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     args = ap.parse_args()
+    if not (args.golden or args.hf_models):
+        ap.error("give --golden DIR, --hf-models DIR or both")
 
-    reexec_under_reference_python()
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-        import peft  # noqa: F401
-    except Exception as e:  # noqa: BLE001 - any import failure means no reference
-        skip(f"no torch ({type(e).__name__}: {e})")
-    try:
-        import tokenizers  # noqa: F401
-    except Exception as e:  # noqa: BLE001
-        skip(f"no tokenizers ({type(e).__name__}: {e})")
-    import torch
-
-    torch.set_num_threads(1)  # small models: one thread is fast and never fights ctest -j
-    print(
-        f"reference: torch {torch.__version__}, transformers {transformers.__version__}, "
-        f"peft {peft.__version__} ({sys.executable})"
-    )
+    reference_python.reexec_under_reference_python(__file__)
+    torch = reference_python.require_reference()
     if not os.access(args.baton, os.X_OK):
         print(f"FAILED: baton program {args.baton} is missing")
         return 1
-    for m in ("qwen-c", "qwen-c-bf16", "qwen-e"):
+    for m in ("qwen-c", "qwen-c-bf16", "qwen-e") if args.golden else ():
         if not os.path.isfile(os.path.join(args.golden, m, "config.json")):
             print(f"FAILED: golden fixture {m} missing under {args.golden} (the `golden` ctest fixture writes it)")
             return 1
+    if args.hf_models and not os.path.isfile(os.path.join(args.hf_models, "reference.json")):
+        print(f"FAILED: no reference.json under {args.hf_models} (the `hf_models` ctest fixture writes it)")
+        return 1
 
-    families = golden_families(args.golden)
+    families = golden_families(args.golden) if args.golden else []
     if args.bundled:
         fam = bundled_family(args.bundled)
         if fam:
@@ -347,12 +354,13 @@ def main():
                     print(f"       {p}")
                     failures.append(f"{case}: {p}")
             del model
+    if args.hf_models:
+        n, steps, problems = compare_hf_models(args)
+        cases, steps_compared, failures = cases + n, steps_compared + steps, failures + problems
     if args.list:
         return 0
-    print(
-        f"{cases} cases, {steps_compared} greedy steps compared, largest first-logits abs diff "
-        f"{worst:.3g}, {time.monotonic() - t0:.1f} s"
-    )
+    golden_worst = f", largest first-logits abs diff (golden, bundled) {worst:.3g}" if families else ""
+    print(f"{cases} cases, {steps_compared} greedy steps compared{golden_worst}, {time.monotonic() - t0:.1f} s")
     if cases == 0 or steps_compared == 0:
         print("FAILED: nothing was compared (no case ran, or no greedy step matched)")
         return 1
