@@ -9,7 +9,7 @@
 // including a near-tie of the reference, after which either side may go its own way), and
 // every compared step's logits within 1e-3 * max(1, |reference|).
 //
-// The fixture folder comes from $BATON_HF_MODELS (ctest sets it). Without it (no reference
+// The fixture folder comes from $BATON_HF_MODELS_DIR (ctest sets it). Without it (no reference
 // python) the program exits 77, which ctest shows as skipped; under CI=true it fails instead.
 #include <doctest/doctest.h>
 
@@ -98,14 +98,14 @@ struct Worst {
 }  // namespace
 
 TEST_CASE("host grid: models made by transformers + peft, greedy ids and every step's logits") {
-  const char* env = std::getenv("BATON_HF_MODELS");
+  const char* env = std::getenv("BATON_HF_MODELS_DIR");
   const fs::path root = env != nullptr ? env : "";
   if (root.empty() || !fs::is_regular_file(root / "reference.json")) {
     const char* ci = std::getenv("CI");
     if (ci != nullptr && std::string(ci) == "true")
       FAIL("no reference-made models at '", root.string(),
            "' (the hf_models fixture needs the reference python; CI=true requires it)");
-    std::cout << "skipped: no reference-made models (BATON_HF_MODELS='" << root.string()
+    std::cout << "skipped: no reference-made models (BATON_HF_MODELS_DIR='" << root.string()
               << "'; the hf_models fixture needs the reference python)\n";
     std::exit(77);
   }

@@ -32,11 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
 
 # Relays known not to match yet, with the reason. A listed relay that matches fails the test
 # (so the entry is removed when the cause is fixed); one that differs is reported, not failed.
-RELAY_EXPECTED_FAILURES = {
-    # build_relay loads every relay's model as the Qwen2 family, which refuses a Qwen3
-    # checkpoint by name. Remove this entry with the family dispatch.
-    "qwen3-d128": "qwen3 relay: needs the family dispatch",
-}
+RELAY_EXPECTED_FAILURES = {}
 RELAY_STEPS = 24
 RELAY_QUESTION = "Tom has 12 marbles and gives 5 away. How many are left?"
 
