@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief A relay built at run time from a RelaySpec on the host backend: `build_relay(spec)`
-///        and `build_relay_as<S, D>(spec)` (relay/runtime_relay_on.hpp has the generic part).
+///        and `build_relay_as<S, D, F>(spec)` (relay/runtime_relay_on.hpp has the generic part).
 #pragma once
 
 #include <memory>
@@ -33,11 +33,11 @@ struct RelayExecution<host> {
   }
 };
 
-/// build_relay_as_on on the host backend: one (storage type, head_dim) instantiation, so a
-/// program made for one model compiles in a fraction of build_relay's time.
-template <StorageType S, int D>
+/// build_relay_as_on on the host backend: one (storage type, head_dim, family) instantiation,
+/// so a program made for one model compiles in a fraction of build_relay's time.
+template <StorageType S, int D, ModelFamily F = family::Qwen2>
 std::unique_ptr<RuntimeRelay> build_relay_as(const RelaySpec& spec) {
-  return build_relay_as_on<host, S, D>(spec);
+  return build_relay_as_on<host, S, D, F>(spec);
 }
 
 /// Builds (but does not pre-warm) the relay a spec describes, on the host backend.
