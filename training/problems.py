@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
-"""Word problems about small quantities, deterministic from a seed.
+"""Word problems about small quantities, deterministic from a seed, with a fixed held-out split.
 
 Each problem is a dict:
   question  plain-English text ("Mia has 7 pears and buys 5 more. How many pears does she have?")
@@ -8,13 +8,29 @@ Each problem is a dict:
   worked    the worked result ("7 + 5 = 12")
   answer    the result as a string ("12")
   wrong     a deliberately wrong worked candidate ("7 + 5 = 13", "7 + 6 = 13", "7 - 5 = 2")
+  template  which phrasing it uses ("add.0": ADD[0])
+  split     held-out problems only: "seen", "unseen_template" or "unseen_fact" (below)
 
-CLI:  python problems.py --heldout models/word-problems/heldout.jsonl [--seed 2] [--n 500]
+The split is fixed before any training, independent of the training seed:
+  held-out templates  the last two phrasings of each operation (add.6, add.7, sub.6, sub.7,
+                      mul.3, mul.4): no training text uses them.
+  held-out facts      a fixed tenth of each operation's facts in range, drawn with SPLIT_SEED;
+                      + and * as unordered pairs (7 + 5 and 5 + 7 together), so that
+                      commutativity does not give them away. The expression ("7 + 5") appears
+                      in no training text: not in a question's facts, a worked answer, a wrong
+                      candidate, verify's working, nor the pretraining arithmetic.
+The held-out file has three parts: "seen" (a training phrasing and training facts, but never
+that phrasing with those numbers in training), "unseen_template" (a held-out phrasing, training
+facts) and "unseen_fact" (a training phrasing, a held-out fact).
+
+CLI:  python problems.py --heldout models/word-problems/heldout.jsonl [--seed 1002] [--n 500]
       python problems.py --show 10 [--seed 1]
+      python problems.py --split   (prints the held-out templates and facts)
 """
 import argparse
 import json
 import random
+import re
 
 NAMES = [
     ("Mia", "she", "her"), ("Noah", "he", "his"), ("Emma", "she", "her"), ("Liam", "he", "his"),
@@ -68,14 +84,77 @@ MUL = [
 ]
 
 OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+TEMPLATES = {"+": ("add", ADD), "-": ("sub", SUB), "*": ("mul", MUL)}
+
+# The split (see the module's docstring). SPLIT_SEED is not a training seed: the held-out facts
+# stay the same whatever --seed a training run uses.
+SPLIT_SEED = 23
+HELDOUT_TEMPLATES_PER_OP = 2
+HELDOUT_FACT_SHARE = 0.1
+SPLITS = {"seen": 0.5, "unseen_template": 0.25, "unseen_fact": 0.25}
+
+
+def operands(op):
+    """Every (a, b) a problem may use for `op`: operands 2-20 (products 2-10), results >= 0."""
+    if op == "+":
+        return [(a, b) for a in range(2, 21) for b in range(2, 21)]
+    if op == "-":
+        return [(a, b) for a in range(3, 21) for b in range(2, a + 1)]
+    return [(a, b) for a in range(2, 11) for b in range(2, 11)]
+
+
+def heldout_templates():
+    """Template ids no training text uses: the last HELDOUT_TEMPLATES_PER_OP of each operation."""
+    out = set()
+    for prefix, tpls in TEMPLATES.values():
+        out |= {f"{prefix}.{i}" for i in range(len(tpls) - HELDOUT_TEMPLATES_PER_OP, len(tpls))}
+    return frozenset(out)
+
+
+def heldout_facts():
+    """The held-out facts as expressions ("7 + 5"), both orders of a held-out + or * pair."""
+    rng = random.Random(SPLIT_SEED)
+    out = set()
+    for op in "+-*":
+        pairs = operands(op)
+        if op in "+*":  # unordered: one draw holds out a + b and b + a
+            pairs = [(a, b) for a, b in pairs if a <= b]
+        for a, b in rng.sample(pairs, round(HELDOUT_FACT_SHARE * len(pairs))):
+            out.add(f"{a} {op} {b}")
+            if op in "+*":
+                out.add(f"{b} {op} {a}")
+    return frozenset(out)
+
+
+EXPRESSION = re.compile(r"(\d+) ([-+*]) (\d+)")
+
+
+def leaked_facts(text, held=None):
+    """The held-out expressions that occur in `text` (empty for a text safe to train on)."""
+    held = heldout_facts() if held is None else held
+    return [m.group(0) for m in EXPRESSION.finditer(text) if m.group(0) in held]
+
+
+def template_pattern(tpl):
+    """A regex that finds a question written with `tpl`, whatever fills its slots."""
+    parts = re.split(r"\{\w+\}", tpl)
+    return re.compile(".+?".join(re.escape(p) for p in parts))
+
+
+def heldout_template_patterns():
+    out = []
+    for prefix, tpls in TEMPLATES.values():
+        out += [template_pattern(t) for i, t in enumerate(tpls) if f"{prefix}.{i}" in heldout_templates()]
+    return out
 
 
 def worked(a, op, b):
     return f"{a} {op} {b} = {OPS[op](a, b)}"
 
 
-def wrong_candidate(rng, a, op, b):
-    """A wrong worked answer: wrong result, wrong operand, or wrong operation."""
+def wrong_candidate(rng, a, op, b, held=frozenset()):
+    """A wrong worked answer: wrong result, wrong operand, or wrong operation; never one whose
+    expression is in `held` (training passes the held-out facts)."""
     right = worked(a, op, b)
     for _ in range(100):
         kind = rng.random()
@@ -99,46 +178,84 @@ def wrong_candidate(rng, a, op, b):
             if OPS[op2](a, b) < 0 or (op2 == "*" and (a > 10 or b > 10)):
                 continue
             cand = worked(a, op2, b)
-        if cand != right:
+        if cand != right and cand.split(" = ")[0] not in held:
             return cand
     return f"{a} {op} {b} = {OPS[op](a, b) + 1}"
 
 
-def make_problem(rng):
+def make_problem(rng, held=frozenset()):
+    """One problem from `rng`; its wrong candidate avoids the expressions in `held`."""
     n, p, q = rng.choice(NAMES)
     m = rng.choice([x for x in NAMES if x[0] != n])[0]
     o = rng.choice(OBJECTS)
     r = rng.random()
     if r < 0.4:
-        op, tpl = "+", rng.choice(ADD)
+        op = "+"
         a, b = rng.randint(2, 20), rng.randint(2, 20)
     elif r < 0.8:
-        op, tpl = "-", rng.choice(SUB)
+        op = "-"
         a = rng.randint(3, 20)
         b = rng.randint(2, a)
     else:
-        op, tpl = "*", rng.choice(MUL)
+        op = "*"
         a, b = rng.randint(2, 10), rng.randint(2, 10)
+    prefix, tpls = TEMPLATES[op]
+    i = rng.randrange(len(tpls))
     c, c1 = rng.choice(CONTAINERS)
-    text = tpl.format(N=n, P=p.capitalize(), p=p, q=q, M=m, o=o, a=a, b=b, c=c, c1=c1)
+    text = tpls[i].format(N=n, P=p.capitalize(), p=p, q=q, M=m, o=o, a=a, b=b, c=c, c1=c1)
     return {
         "question": text,
         "facts": f"{a} {op} {b}",
         "worked": worked(a, op, b),
         "answer": str(OPS[op](a, b)),
-        "wrong": wrong_candidate(rng, a, op, b),
+        "wrong": wrong_candidate(rng, a, op, b, held),
+        "template": f"{prefix}.{i}",
         # not written to the held-out file; used for the pretraining text
         "_names": (n, p, o),
     }
 
 
-def problems(seed, n, exclude=frozenset()):
-    """n problems from `seed`, none of whose questions is in `exclude`, no repeats."""
+def split_of(pr, templates, facts):
+    """Which part of the split a problem falls in; None for a held-out phrasing with a held-out
+    fact (neither part: it would not say which of the two was new)."""
+    new_template, new_fact = pr["template"] in templates, pr["facts"] in facts
+    if new_template and new_fact:
+        return None
+    return "unseen_template" if new_template else "unseen_fact" if new_fact else "seen"
+
+
+def heldout_problems(seed, n):
+    """n held-out problems from `seed`, in SPLITS' shares, no question twice."""
+    templates, facts = heldout_templates(), heldout_facts()
+    want = {s: round(share * n) for s, share in SPLITS.items()}
+    want["seen"] += n - sum(want.values())
     rng = random.Random(seed)
-    out, seen = [], set(exclude)
+    out, seen = [], set()
     while len(out) < n:
         pr = make_problem(rng)
-        if pr["question"] in seen:
+        s = split_of(pr, templates, facts)
+        if s is None or want[s] == 0 or pr["question"] in seen:
+            continue
+        want[s] -= 1
+        seen.add(pr["question"])
+        pr["split"] = s
+        out.append(pr)
+    return out
+
+
+def training_problems(seed, n, heldout):
+    """n training problems from `seed`: training phrasings and training facts only, never a
+    held-out question, nor a seen held-out problem's phrasing with its numbers (so "seen" means
+    both were trained, never together), no question twice; wrong candidates avoid the held-out
+    facts too."""
+    templates, facts = heldout_templates(), heldout_facts()
+    pairs = {(p["template"], p["facts"]) for p in heldout if p["split"] == "seen"}
+    rng = random.Random(seed)
+    out, seen = [], {p["question"] for p in heldout}
+    while len(out) < n:
+        pr = make_problem(rng, facts)
+        if (pr["template"] in templates or pr["facts"] in facts
+                or (pr["template"], pr["facts"]) in pairs or pr["question"] in seen):
             continue
         seen.add(pr["question"])
         out.append(pr)
@@ -146,7 +263,8 @@ def problems(seed, n, exclude=frozenset()):
 
 
 def public(pr):
-    return {k: pr[k] for k in ("question", "facts", "worked", "answer", "wrong")}
+    keys = ("question", "facts", "worked", "answer", "wrong", "template", "split")
+    return {k: pr[k] for k in keys if k in pr}
 
 
 def write_jsonl(path, probs):
@@ -157,12 +275,19 @@ def write_jsonl(path, probs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1002)
     ap.add_argument("--n", type=int, default=500)
-    ap.add_argument("--heldout", help="write n problems from --seed to this JSONL file")
-    ap.add_argument("--show", type=int, default=0, help="print this many problems")
+    ap.add_argument("--heldout", help="write n held-out problems from --seed to this JSONL file")
+    ap.add_argument("--show", type=int, default=0, help="print this many held-out problems")
+    ap.add_argument("--split", action="store_true", help="print the held-out templates and facts")
     args = ap.parse_args()
-    probs = problems(args.seed, max(args.n, args.show))
+    if args.split:
+        print("templates:", " ".join(sorted(heldout_templates())))
+        for op in "+-*":
+            fs = sorted((f for f in heldout_facts() if f.split(" ")[1] == op),
+                        key=lambda f: tuple(int(x) for x in f.split(f" {op} ")))
+            print(f"facts {op} ({len(fs)} of {len(operands(op))}):", ", ".join(fs))
+    probs = heldout_problems(args.seed, max(args.n, args.show))
     if args.heldout:
         write_jsonl(args.heldout, probs[: args.n])
     for pr in probs[: args.show]:

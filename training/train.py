@@ -18,9 +18,13 @@ import random
 import sys
 import time
 
-import torch
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import Qwen2Config, Qwen2ForCausalLM
+# Everything is local: without this, PEFT looks up the adapters' base model name on the Hub at
+# every save (five retries each, offline).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import problems as P  # noqa: E402
@@ -56,7 +60,8 @@ def answer_sentence(rng, pr):
                        f"The answer is {c} {o}."])
 
 
-def arithmetic_facts():
+def arithmetic_facts(held):
+    """Every fact in range, written out, less the held-out ones (`held`: "7 + 5", ...)."""
     facts = []
     for a in range(0, 21):
         for b in range(0, 21):
@@ -70,7 +75,7 @@ def arithmetic_facts():
         for b in range(0, min(c, 20) + 1):
             if c - b <= 20 and c > 20:
                 facts.append(P.worked(c, "-", b))
-    return facts
+    return [f for f in facts if f.split(" = ")[0] not in held]
 
 
 def checked(rng, fact):
@@ -88,10 +93,10 @@ def checked(rng, fact):
     return f"{lhs} = {wrong if wrong >= 0 else int(c) + 1}\nFAIL"
 
 
-def pretrain_docs(rng, train):
+def pretrain_docs(rng, train, held):
     """Domain text, not the stage formats: questions, worked sums, answer sentences."""
     docs = []
-    facts = arithmetic_facts()
+    facts = arithmetic_facts(held)
     for _ in range(6):
         rng.shuffle(facts)
         for i in range(0, len(facts), 8):
@@ -112,12 +117,13 @@ def result_of(worked_text):
     return int(worked_text.split(" = ")[1])
 
 
-def wrong_answer(rng, a, op, b):
+def wrong_answer(rng, a, op, b, held):
     """A wrong worked answer whose result differs from the right one (verify compares results,
-    so a candidate with another route to the same number is not wrong for it)."""
+    so a candidate with another route to the same number is not wrong for it), never a held-out
+    fact."""
     right = P.OPS[op](a, b)
     while True:
-        w = P.wrong_candidate(rng, a, op, b)
+        w = P.wrong_candidate(rng, a, op, b, held)
         if result_of(w) != right:
             return w
 
@@ -131,7 +137,7 @@ def verify_text(own_worked, candidate_result):
     return f"{own_worked} vs {candidate_result}\n{verdict}"
 
 
-def stage_examples(rng, fmt, train):
+def stage_examples(rng, fmt, train, held=frozenset()):
     """(ids, n_context) training sequences per stage, built exactly as baton builds them."""
     ex = {"extract": [], "reason": [], "verify": []}
     for pr in train:
@@ -145,17 +151,17 @@ def stage_examples(rng, fmt, train):
         if r < 0.45:  # cycle 1
             ex["reason"].append(fmt.example("reason", q, pr["worked"], outs={"extract": pr["facts"]}))
         elif r < 0.8:  # its wrong answer came back with FAIL
-            wrong = wrong_answer(rng, a, op, b)
+            wrong = wrong_answer(rng, a, op, b, held)
             ex["reason"].append(fmt.example(
                 "reason", q, pr["worked"], outs={"extract": pr["facts"]},
                 feedback={"reason": wrong, "verify": verify_text(pr["worked"], result_of(wrong))}))
         elif r < 0.95:  # extract was wrong too: restate from the question
-            wrong = wrong_answer(rng, a, op, b)
+            wrong = wrong_answer(rng, a, op, b, held)
             ex["reason"].append(fmt.example(
                 "reason", q, pr["worked"], outs={"extract": wrong.split(" = ")[0]},
                 feedback={"reason": wrong, "verify": verify_text(pr["worked"], result_of(wrong))}))
         else:  # verify miscomputed and failed a right answer: say it again
-            slip = wrong_answer(rng, a, op, b)
+            slip = wrong_answer(rng, a, op, b, held)
             ex["reason"].append(fmt.example(
                 "reason", q, pr["worked"], outs={"extract": pr["facts"]},
                 feedback={"reason": pr["worked"], "verify": f"{slip} vs {pr['answer']}\nFAIL"}))
@@ -163,10 +169,22 @@ def stage_examples(rng, fmt, train):
         if rng.random() < 0.5:
             cand = pr["worked"]
         else:
-            cand = wrong_answer(rng, a, op, b)
+            cand = wrong_answer(rng, a, op, b, held)
         ex["verify"].append(fmt.example("verify", q, verify_text(pr["worked"], result_of(cand)),
                                         outs={"reason": cand}))
     return ex
+
+
+def audit(texts, held):
+    """Fails unless no training text holds a held-out fact or a held-out phrasing: the split
+    is only worth its name if this holds for everything training reads."""
+    patterns = P.heldout_template_patterns()
+    for t in texts:
+        leaked = P.leaked_facts(t, held)
+        assert not leaked, f"held-out fact {leaked[0]!r} in training text {t!r}"
+        for pat in patterns:
+            assert not pat.search(t), f"held-out template {pat.pattern!r} in training text {t!r}"
+    log(f"audit: {len(texts)} training texts, none with a held-out fact or phrasing")
 
 
 # ---------------------------------------------------------------- tokenizer
@@ -299,6 +317,17 @@ def train_adapter(base, name, examples, hp, seed, pad):
     return model
 
 
+def sort_target_modules(adapter_dir):
+    """PEFT keeps target_modules as a set and writes it in the order of Python's string hashes,
+    which changes from process to process; sorted, two runs write the same bytes."""
+    path = os.path.join(adapter_dir, "adapter_config.json")
+    with open(path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    cfg["target_modules"] = sorted(cfg["target_modules"])
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True))  # as PEFT writes it
+
+
 def greedy_check(model, fmt, name, examples, n, stop):
     """Quick PyTorch exact-match on n examples (the real figures come from baton)."""
     ok = 0
@@ -334,14 +363,16 @@ def main():
     times = {}
     t_all = time.time()
 
-    # data: held-out first, training problems never repeat a held-out question
+    # data: the held-out set first (its own seed, the fixed split of problems.py), then training
+    # problems from the training phrasings and facts only
     t = time.time()
-    heldout = P.problems(args.heldout_seed, hp["n_heldout"])
-    train = P.problems(args.seed, hp["n_train"], exclude={p["question"] for p in heldout})
+    held = P.heldout_facts()
+    heldout = P.heldout_problems(args.heldout_seed, hp["n_heldout"])
+    train = P.training_problems(args.seed, hp["n_train"], heldout)
     assert not {p["question"] for p in train} & {p["question"] for p in heldout}
     P.write_jsonl(os.path.join(out, "heldout.jsonl"), heldout)
     rng = random.Random(args.seed)
-    docs = pretrain_docs(rng, train)
+    docs = pretrain_docs(rng, train, held)
     times["data"] = time.time() - t
 
     # tokenizer
@@ -360,6 +391,8 @@ def main():
     fmt = RelayFormat(os.path.join(out, "relay.json"), tok)
     times["tokenizer"] = time.time() - t
     log(f"tokenizer: {tok.get_vocab_size()} ids ({times['tokenizer']:.1f} s)")
+    ex = stage_examples(random.Random(args.seed + 7), fmt, train, held)
+    audit(docs + [tok.decode(ids) for stage in ex.values() for ids, _ in stage], held)
 
     # base
     t = time.time()
@@ -369,8 +402,13 @@ def main():
     else:
         base, nparams = train_base(tok, docs, hp, args.seed)
         base = base.to(torch.bfloat16)
+        # save_pretrained adds a generation config (not part of the bundled model); <out>'s own
+        # README.md, the committed model card, stays, and only a card it would add goes.
+        extras = ["generation_config.json"]
+        if not os.path.exists(os.path.join(out, "README.md")):
+            extras.append("README.md")
         base.save_pretrained(out, safe_serialization=True)
-        for extra in ("generation_config.json", "README.md"):
+        for extra in extras:
             if os.path.exists(os.path.join(out, extra)):
                 os.remove(os.path.join(out, extra))
     base = base.to(torch.float32)  # exactly the bf16 weights baton runs, math in f32
@@ -380,7 +418,6 @@ def main():
     log(f"base done ({times['base']:.1f} s)")
 
     # adapters
-    ex = stage_examples(random.Random(args.seed + 7), fmt, train)
     hex_ = stage_examples(random.Random(args.heldout_seed + 7), fmt, heldout)
     pad = tok.token_to_id("<|endoftext|>")
     for i, name in enumerate(("extract", "reason", "verify")):
@@ -393,6 +430,7 @@ def main():
         model.peft_config["default"].base_model_name_or_path = "word-problems"
         d = os.path.join(out, "adapters", name)
         model.save_pretrained(d, safe_serialization=True)
+        sort_target_modules(d)
         if os.path.exists(os.path.join(d, "README.md")):
             os.remove(os.path.join(d, "README.md"))
         acc = greedy_check(model, fmt, name, hex_[name], args.check, fmt.stop[name]) if args.check else -1

@@ -1,29 +1,41 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 // Held-out evaluation of the bundled word-problem relay, run through baton (not PyTorch): each
-// stage alone and the whole relay, with the stages' adapters and on the base model alone.
+// stage alone, unconstrained and constrained by a grammar, and the whole relay, with the
+// stages' adapters and on the base model alone, for every part of the held-out split.
 //
 //   word_problems_eval [--relay RELAY_JSON] [--limit N] [--json OUT.json] HELDOUT.jsonl
 //
-// HELDOUT.jsonl: one problem per line, {"question", "facts", "worked", "answer", "wrong"}
-// (training/problems.py writes it from a seed the training never saw). Figures:
+// HELDOUT.jsonl: one problem per line, {"question", "facts", "worked", "answer", "wrong",
+// "split"} (training/problems.py writes it; "split" is "seen", "unseen_template" or
+// "unseen_fact", and a line without one counts in "all" only). Figures, per split and for all:
 //   extract   parse rate (output is exactly "a op b") and exact match with the facts
-//   reason    accuracy alone: from the question and the correct facts, its result is right
-//   verify    how often the relay's gate passes it on the correct worked answer, and fails it
-//             on a wrong one (one whose result differs)
-//   relay     end to end: the first cycle's result (ungated), and the result after the verify
-//             gate with up to max_cycles cycles (gated); how often the gate passed a wrong one
+//   reason    alone, from the question and the correct facts: parse rate ("a op b = c") and
+//             how often its result is right
+//   verify    alone: parse rate ("a op b = c vs d" and a verdict line), and how often the
+//             relay's gate passes it on the correct worked answer and fails it on a wrong one
+//             (one whose result differs)
+//   relay     end to end as the relay file has it: the first cycle's result (ungated), and the
+//             result after the verify gate with up to max_cycles cycles (gated); how often the
+//             gate passed a wrong one
+// Each stage runs twice: unconstrained (no grammar) and constrained (the relay file's grammar
+// for the stage, or else kStageGrammar's), so that a parse rate says what the adapter does
+// and what the grammar does.
 #include "word_problems.hpp"
 
 #include <baton/core/error.hpp>
+#include <baton/grammar/grammar.hpp>
 #include <baton/relay/gate.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,8 +43,16 @@ namespace {
 
 using Ids = std::vector<std::int32_t>;
 
+/// What each stage writes, as a grammar for the constrained runs of a stage whose relay file
+/// names none: extract "7 + 5", reason "7 + 5 = 12", verify "7 + 5 = 12 vs 13\nFAIL".
+constexpr std::array<const char*, 3> kStageGrammar = {
+    "[0-9]{1,3} [-+*] [0-9]{1,3}",
+    "[0-9]{1,3} [-+*] [0-9]{1,3} = [0-9]{1,4}",
+    "[0-9]{1,3} [-+*] [0-9]{1,3} = [0-9]{1,4} vs [0-9]{1,4}\\n(PASS|FAIL)",
+};
+
 struct Problem {
-  std::string question, facts, worked, wrong;
+  std::string question, facts, worked, wrong, split;
   long answer = 0;
 };
 
@@ -45,6 +65,7 @@ std::vector<Problem> read_problems(const std::filesystem::path& path, int limit)
     const auto j = nlohmann::json::parse(line);
     const auto& answer = j.at("answer");  // a number, or its digits as a string
     out.push_back({j.at("question"), j.at("facts"), j.at("worked"), j.at("wrong"),
+                   j.value("split", std::string{}),
                    answer.is_string() ? std::stol(answer.get<std::string>()) : answer.get<long>()});
   }
   BATON_CHECK(!out.empty(), baton::config_error, path.string(), ": no problems");
@@ -57,27 +78,41 @@ struct Rate {
   double value() const { return total ? static_cast<double>(hits) / total : 0.0; }
 };
 
+/// One stage alone, without a grammar and with one: [0] unconstrained, [1] constrained.
+using Both = std::array<Rate, 2>;
+constexpr std::array<const char*, 2> kMode = {"unconstrained", "constrained"};
+
 struct Figures {
-  Rate extract_parse, extract_parse_free, extract_exact, reason_alone, verify_correct, verify_wrong,
-      ungated, gated, gate_passed_wrong;
-  double mean_cycles = 0;
+  Both extract_parse, extract_exact, reason_parse, reason_alone, verify_parse, verify_correct,
+      verify_wrong;
+  Rate ungated, gated, gate_passed_wrong;
+  long cycles = 0;
 
   nlohmann::json json() const {
     const auto r = [](const Rate& x) {
       return nlohmann::json{{"rate", x.value()}, {"hits", x.hits}, {"n", x.total}};
     };
-    return {{"extract_parse", r(extract_parse)},
-            {"extract_parse_unconstrained", r(extract_parse_free)},
-            {"extract_exact", r(extract_exact)},
-            {"reason_alone", r(reason_alone)},
-            {"verify_on_correct", r(verify_correct)},
-            {"verify_on_wrong", r(verify_wrong)},
-            {"relay_ungated", r(ungated)},
-            {"relay_gated", r(gated)},
-            {"gate_passed_wrong", r(gate_passed_wrong)},
-            {"mean_cycles", mean_cycles}};
+    nlohmann::json j = {
+        {"relay_ungated", r(ungated)},
+        {"relay_gated", r(gated)},
+        {"gate_passed_wrong", r(gate_passed_wrong)},
+        {"mean_cycles", gated.total ? static_cast<double>(cycles) / gated.total : 0.0}};
+    for (int m = 0; m < 2; ++m) {
+      const std::string sfx = std::string("_") + kMode[m];
+      j["extract_parse" + sfx] = r(extract_parse[m]);
+      j["extract_exact" + sfx] = r(extract_exact[m]);
+      j["reason_parse" + sfx] = r(reason_parse[m]);
+      j["reason_alone" + sfx] = r(reason_alone[m]);
+      j["verify_parse" + sfx] = r(verify_parse[m]);
+      j["verify_on_correct" + sfx] = r(verify_correct[m]);
+      j["verify_on_wrong" + sfx] = r(verify_wrong[m]);
+    }
+    return j;
   }
 };
+
+/// Figures for all problems ("all") and for each split by name.
+using BySplit = std::map<std::string, Figures>;
 
 // The relay file's gate, as the relay applies it to the verify stage's output.
 baton::Gate gate_of(const baton::RelaySpec& spec) {
@@ -86,80 +121,125 @@ baton::Gate gate_of(const baton::RelaySpec& spec) {
                                                            : baton::starts_with(needle);
 }
 
+// Stage `s` alone, pre-warmed: mode 0 without any grammar, mode 1 with the relay file's grammar
+// for it, or kStageGrammar's where it has none.
+std::unique_ptr<baton::RuntimeRelay> stage_alone(const baton::RelaySpec& spec,
+                                                 const baton::Tokenizer& tok, int s, int mode) {
+  baton::RelaySpec one = word_problems::single_stage(spec, s);
+  baton::StageSpec& st = one.stages[0];
+  if (mode == 0) {
+    st.grammar.reset();
+    st.compiled_grammar.reset();
+  } else if (!st.compiled_grammar) {
+    st.grammar = baton::grammar::GrammarSpec::regex(kStageGrammar.at(s));
+    st.compiled_grammar = baton::grammar::compile_grammar(
+        *st.grammar, std::make_shared<const baton::grammar::Vocabulary>(
+                         baton::grammar::vocabulary_of(tok, st.stop)));
+  }
+  auto relay = word_problems::build(one);
+  relay->prewarm();
+  return relay;
+}
+
 // Every figure for one relay description (with adapters, or the base model alone).
-Figures evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
+BySplit evaluate(const baton::RelaySpec& spec, const baton::Tokenizer& tok,
                  const std::vector<Problem>& problems) {
   const int n_stages = static_cast<int>(spec.stages.size());
   BATON_CHECK(n_stages == 3, baton::config_error, spec.source.string(),
               ": the word-problem relay has three stages (extract, reason, verify)");
   const baton::Gate passes = gate_of(spec);
-  Figures f;
-
-  // Each stage alone: a one-stage relay, pre-warmed once, fed the input the relay would give it.
-  std::vector<std::unique_ptr<baton::RuntimeRelay>> alone;
-  for (int s = 0; s < n_stages; ++s) {
-    alone.push_back(word_problems::build(word_problems::single_stage(spec, s)));
-    alone.back()->prewarm();
-  }
-  const auto run_alone = [&](int s, const Ids& request, const std::vector<Ids>& outputs) {
-    return alone[s]->run(word_problems::stage_input(spec, s, request, outputs)).output(0);
+  // verify's whole output: its working, the candidate's result, the verdict line.
+  const std::regex verify_form("[0-9]+ [-+*] [0-9]+ = [0-9]+ vs [0-9]+\n(PASS|FAIL)");
+  const auto verify_parses = [&](const std::string& text) {
+    return std::regex_match(text, verify_form);
   };
-  // The extract stage once more without its grammar (if it has one), for the parse rate of
-  // free-running generation beside the constrained one.
-  baton::RelaySpec free_spec = word_problems::single_stage(spec, 0);
-  free_spec.stages[0].grammar.reset();
-  free_spec.stages[0].compiled_grammar.reset();
-  const auto free_extract = word_problems::build(free_spec);
-  free_extract->prewarm();
+
+  // Each stage alone, both ways: a one-stage relay, pre-warmed once, fed the input the relay
+  // would give it.
+  std::array<std::array<std::unique_ptr<baton::RuntimeRelay>, 2>, 3> alone;
+  for (int s = 0; s < n_stages; ++s)
+    for (int m = 0; m < 2; ++m) alone[s][m] = stage_alone(spec, tok, s, m);
+  const auto run_alone = [&](int s, int m, const Ids& request, const std::vector<Ids>& outputs) {
+    return alone[s][m]->run(word_problems::stage_input(spec, s, request, outputs)).output(0);
+  };
   const auto full = word_problems::build(spec);
   full->prewarm();
 
-  long cycles = 0;
+  BySplit by;
   for (const Problem& p : problems) {
-    const Ids q = tok.encode(p.question);
-    const std::string extracted = tok.decode(run_alone(0, q, {}));
-    const auto facts = word_problems::parse_facts(extracted);
-    f.extract_parse.add(facts.has_value());
-    f.extract_exact.add(extracted == p.facts);
-    f.extract_parse_free.add(
-        word_problems::parse_facts(
-            tok.decode(free_extract->run(word_problems::stage_input(spec, 0, q, {})).output(0)))
-            .has_value());
+    Figures& all = by["all"];
+    Figures* split = p.split.empty() ? nullptr : &by[p.split];
+    const auto add = [&](auto member, bool hit) {
+      (all.*member).add(hit);
+      if (split) (split->*member).add(hit);
+    };
+    const auto add_both = [&](auto member, int m, bool hit) {
+      (all.*member)[m].add(hit);
+      if (split) (split->*member)[m].add(hit);
+    };
 
+    const Ids q = tok.encode(p.question);
     const Ids gold_facts = tok.encode(p.facts);
-    f.reason_alone.add(word_problems::parse_result(tok.decode(run_alone(1, q, {gold_facts}))) ==
-                       p.answer);
-    f.verify_correct.add(passes(run_alone(2, q, {gold_facts, tok.encode(p.worked)})));
     // A wrong candidate that reaches the right number another way is not wrong for the relay.
-    if (word_problems::parse_result(p.wrong) != p.answer)
-      f.verify_wrong.add(!passes(run_alone(2, q, {gold_facts, tok.encode(p.wrong)})));
+    const bool wrong_differs = word_problems::parse_result(p.wrong) != p.answer;
+    for (int m = 0; m < 2; ++m) {
+      const std::string extracted = tok.decode(run_alone(0, m, q, {}));
+      add_both(&Figures::extract_parse, m, word_problems::parse_facts(extracted).has_value());
+      add_both(&Figures::extract_exact, m, extracted == p.facts);
+
+      const std::string reasoned = tok.decode(run_alone(1, m, q, {gold_facts}));
+      add_both(&Figures::reason_parse, m, word_problems::parse_worked(reasoned).has_value());
+      add_both(&Figures::reason_alone, m, word_problems::parse_result(reasoned) == p.answer);
+
+      const Ids on_correct = run_alone(2, m, q, {gold_facts, tok.encode(p.worked)});
+      add_both(&Figures::verify_parse, m, verify_parses(tok.decode(on_correct)));
+      add_both(&Figures::verify_correct, m, passes(on_correct));
+      if (wrong_differs) {
+        const Ids on_wrong = run_alone(2, m, q, {gold_facts, tok.encode(p.wrong)});
+        add_both(&Figures::verify_parse, m, verify_parses(tok.decode(on_wrong)));
+        add_both(&Figures::verify_wrong, m, !passes(on_wrong));
+      }
+    }
 
     const baton::RelayResult r = full->run(q);
-    f.ungated.add(word_problems::parse_result(tok.decode(r.output(1, 1))) == p.answer);
+    add(&Figures::ungated, word_problems::parse_result(tok.decode(r.output(1, 1))) == p.answer);
     const bool right = word_problems::parse_result(tok.decode(r.output(1))) == p.answer;
-    f.gated.add(right);
-    if (r.passed()) f.gate_passed_wrong.add(!right);
-    cycles += r.cycles;
+    add(&Figures::gated, right);
+    if (r.passed()) add(&Figures::gate_passed_wrong, !right);
+    all.cycles += r.cycles;
+    if (split) split->cycles += r.cycles;
   }
-  f.mean_cycles = static_cast<double>(cycles) / static_cast<double>(problems.size());
-  return f;
+  return by;
 }
 
-void print(const char* label, const Figures& a, const Figures& b) {
-  std::printf("%-34s %12s %12s\n", label, "adapters", "base alone");
-  const auto row = [](const char* name, const Rate& x, const Rate& y) {
-    std::printf("%-34s %11.1f%% %11.1f%%\n", name, 100 * x.value(), 100 * y.value());
+void print(const std::string& split, const Figures& a, const Figures& b) {
+  std::printf("\n%-36s %8s %8s %8s %8s\n", ("[" + split + "]").c_str(), "adapters", "", "base", "");
+  std::printf("%-36s %8s %8s %8s %8s\n", "", "free", "grammar", "free", "grammar");
+  const auto both = [](const char* name, const Both& x, const Both& y) {
+    std::printf("%-36s %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", name, 100 * x[0].value(),
+                100 * x[1].value(), 100 * y[0].value(), 100 * y[1].value());
   };
-  row("extract: parses as 'a op b'", a.extract_parse, b.extract_parse);
-  row("  the same without its grammar", a.extract_parse_free, b.extract_parse_free);
-  row("extract: equals the facts", a.extract_exact, b.extract_exact);
-  row("reason alone (correct facts)", a.reason_alone, b.reason_alone);
-  row("verify: PASS on a correct answer", a.verify_correct, b.verify_correct);
-  row("verify: FAIL on a wrong answer", a.verify_wrong, b.verify_wrong);
-  row("relay, ungated (cycle 1)", a.ungated, b.ungated);
-  row("relay, gated (up to max_cycles)", a.gated, b.gated);
-  row("gate passed a wrong answer", a.gate_passed_wrong, b.gate_passed_wrong);
-  std::printf("%-34s %12.2f %12.2f\n", "mean cycles", a.mean_cycles, b.mean_cycles);
+  // A rate over no cases (the base model's gate never passes) shows as "-".
+  const auto pct = [](const Rate& x) {
+    char buf[16];
+    if (x.total == 0) return std::string("-");
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x.value());
+    return std::string(buf);
+  };
+  const auto one = [&](const char* name, const Rate& x, const Rate& y) {
+    std::printf("%-36s %8s %8s %8s\n", name, pct(x).c_str(), "", pct(y).c_str());
+  };
+  both("extract: parses as 'a op b'", a.extract_parse, b.extract_parse);
+  both("extract: equals the facts", a.extract_exact, b.extract_exact);
+  both("reason alone: parses as 'a op b = c'", a.reason_parse, b.reason_parse);
+  both("reason alone: right (correct facts)", a.reason_alone, b.reason_alone);
+  both("verify: parses", a.verify_parse, b.verify_parse);
+  both("verify: PASS on a correct answer", a.verify_correct, b.verify_correct);
+  both("verify: FAIL on a wrong answer", a.verify_wrong, b.verify_wrong);
+  std::printf("relay as its file has it (%d problems):\n", a.gated.total);
+  one("  ungated (cycle 1)", a.ungated, b.ungated);
+  one("  gated (up to max_cycles)", a.gated, b.gated);
+  one("  gate passed a wrong answer", a.gate_passed_wrong, b.gate_passed_wrong);
 }
 
 }  // namespace
@@ -189,18 +269,18 @@ int main(int argc, char** argv) {
   try {
     const word_problems::RelayFile file = word_problems::load(relay_json);
     const std::vector<Problem> problems = read_problems(heldout, limit);
-    const Figures with = evaluate(file.spec, file.tok, problems);
-    const Figures base = evaluate(word_problems::without_adapters(file.spec), file.tok, problems);
-    std::printf("%zu held-out problems (%s), through baton's host backend\n\n", problems.size(),
+    const BySplit with = evaluate(file.spec, file.tok, problems);
+    const BySplit base = evaluate(word_problems::without_adapters(file.spec), file.tok, problems);
+    std::printf("%zu held-out problems (%s), through baton's host backend\n", problems.size(),
                 heldout.string().c_str());
-    print("", with, base);
+    for (const auto& [split, f] : with) print(split, f, base.at(split));
     if (!json_out.empty()) {
-      std::ofstream(json_out) << nlohmann::json{{"problems", problems.size()},
-                                                {"heldout", heldout.string()},
-                                                {"adapters", with.json()},
-                                                {"base_alone", base.json()}}
-                                     .dump(1)
-                              << "\n";
+      nlohmann::json j = {{"problems", problems.size()}, {"heldout", heldout.string()}};
+      for (const auto& [split, f] : with) {
+        j["adapters"][split] = f.json();
+        j["base_alone"][split] = base.at(split).json();
+      }
+      std::ofstream(json_out) << j.dump(1) << "\n";
     }
     return 0;
   } catch (const std::exception& e) {

@@ -119,6 +119,21 @@ inline std::optional<Facts> parse_facts(std::string_view s) {
   return f;
 }
 
+/// The reason stage's whole output, "<a> <op> <b> = <c>"; nullopt for anything else.
+struct Worked {
+  Facts facts;
+  long result = 0;
+};
+inline std::optional<Worked> parse_worked(std::string_view s) {
+  const auto eq = s.find(" = ");
+  if (eq == std::string_view::npos) return std::nullopt;
+  const auto facts = parse_facts(s.substr(0, eq));
+  std::string_view rest = s.substr(eq + 3);
+  const auto c = detail::read_number(rest);
+  if (!facts || !c || !rest.empty()) return std::nullopt;
+  return Worked{*facts, *c};
+}
+
 /// The reason stage's result: the number after the last " = " ("7 + 5 = 12" -> 12).
 inline std::optional<long> parse_result(std::string_view s) {
   const auto eq = s.rfind(" = ");
