@@ -21,6 +21,15 @@ if [ -x "$dir/bin/python" ] && [ -f "$dir/.complete" ]; then
   echo "$dir/bin/python"
   exit 0
 fi
+# One installer per environment: a second caller waits for the first (then finds it complete)
+# instead of deleting the folder the first is installing into.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+if [ -x "$dir/bin/python" ] && [ -f "$dir/.complete" ]; then
+  echo "$dir/bin/python"
+  exit 0
+fi
 if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
   echo "pyenv.sh: python3 cannot create virtual environments (install python3-venv)" >&2
   exit 1
