@@ -66,7 +66,9 @@ for q in marked:
 
 # --- held-out figures -----------------------------------------------------------------------
 fig_json = work / "figures.json"
-args = [evaluate, "--json", str(fig_json), str(model_dir / "heldout.jsonl")]
+# The adapters only (--no-base): the floors are theirs, and the base model alone, which gets
+# nothing right in any split (models/word-problems/README.md), is 60% of the evaluation's time.
+args = [evaluate, "--no-base", "--json", str(fig_json), str(model_dir / "heldout.jsonl")]
 if limit:
     args[1:1] = ["--limit", limit]
 out = subprocess.run(args, capture_output=True, text=True, timeout=900)
@@ -79,7 +81,7 @@ if out.returncode == 0:
         check(f["problems"] == n, f"all {n} held-out problems evaluated ({f['problems']})")
     for split, floors in FLOORS.items():
         a = f["adapters"].get(split)
-        check(a is not None and split in f["base_alone"], f"[{split}] reported, adapters and base alone")
+        check(a is not None, f"[{split}] reported")
         if a is None:
             continue
         for key, floor in floors.items():
