@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -35,22 +34,6 @@ namespace baton::cli {
 inline std::vector<float> download_logits(std::span<const float> logits) {
   return {logits.begin(), logits.end()};
 }
-
-/// Observer hooks (Decoder::run(hooks)) that keep every step's logits row on the host, after the
-/// step's transforms (the grammar's mask); an empty row for a step whose token was supplied
-/// without a forward. Watching every step keeps a device backend in the stepped loop (one copy
-/// per step): --step-logits is a checking tool, not a fast path.
-struct StepLogitsHooks {
-  std::vector<std::vector<float>>* rows;
-  template <class View>
-  std::optional<std::int32_t> before(const View&) {
-    return std::nullopt;
-  }
-  template <class View>
-  void after(const View& view, std::int32_t) {
-    rows->push_back(view.logits.empty() ? std::vector<float>{} : download_logits(view.logits));
-  }
-};
 
 /// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
 /// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
@@ -92,13 +75,24 @@ Generated generate(const GenerateJob& job) {
       mask(out.first_logits);
     }
     if (job.keep_step_logits) {
-      d.run(StepLogitsHooks{&out.step_logits});
+      // Stepped by hand, reading each step's row (after its transforms: the grammar's mask)
+      // once the step is over: the same step() that run() repeats, so no second instantiation
+      // of it per model type. A step whose token was supplied without a forward gets an empty
+      // row, and a chosen stop id (which ends the generation without joining the ids) none.
+      // Watching every step keeps a device backend in the stepped loop (one copy per
+      // step): --step-logits is a checking tool, not a fast path.
+      for (bool more = true; more;) {
+        const int skipped_before = d.result().skipped;
+        more = d.step();
+        if (out.step_logits.size() < d.result().ids.size())
+          out.step_logits.push_back(d.result().skipped > skipped_before
+                                        ? std::vector<float>{}
+                                        : download_logits(d.logits()));
+      }
     } else {
       d.run();
     }
     out.ids = d.result().ids;
-    // A chosen stop id ends the generation without joining the ids: its row goes too.
-    if (out.step_logits.size() > out.ids.size()) out.step_logits.resize(out.ids.size());
   };
   if constexpr (B::is_device) {
     BATON_CHECK(!job.grammar, usage_error,
