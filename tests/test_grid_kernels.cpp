@@ -205,6 +205,7 @@ struct AttnCase {
   int prefix;     ///< positions in the prefix block (span.first)
   int first_pos;  ///< absolute position of query token 0
   int tokens;
+  int tail_cap = 400;  ///< past 4096 positions of capacity a split covers more than 128
 };
 
 /// Split attention + combine against a double softmax over [0, first_pos + t].
@@ -214,7 +215,7 @@ double check_attention(const AttnCase& tc) {
   constexpr int D = L::head_dim;
   using KS = kernels::SplitAttentionKernel<L>;
   using KC = kernels::AttentionCombineKernel<D>;
-  const int prefix_cap = tc.prefix + 3, tail_cap = 400;
+  const int prefix_cap = tc.prefix + 3, tail_cap = tc.tail_cap;
   const int total = tc.first_pos + tc.tokens;
   REQUIRE(total <= tc.prefix + tail_cap);
   const int nkv = tc.kv_heads, nq = tc.q_heads, group = nq / nkv;
@@ -242,7 +243,11 @@ double check_attention(const AttnCase& tc) {
   const int q_stride = nq * D + 3, out_stride = nq * D + 5;
   const auto q = random_floats(std::size_t(tc.tokens) * q_stride, 13 + nq);
   std::vector<float> out(std::size_t(tc.tokens) * out_stride, 5.0f);
-  const int splits = kernels::attention_splits(tc.prefix + tail_cap);
+  const kernels::AttentionSplit split = kernels::attention_split(tc.prefix + tail_cap);
+  const int splits = split.splits;
+  REQUIRE(split.span % kernels::kAttentionChunk == 0);
+  REQUIRE(split.span <= kernels::kAttentionMaxSpan);
+  REQUIRE(static_cast<long>(splits) * split.span >= tc.prefix + tail_cap);
   std::vector<float> max_sum(std::size_t(tc.tokens) * nq * splits * 2);
   std::vector<float> acc(std::size_t(tc.tokens) * nq * splits * D);
   const kernels::AttentionPartials parts{max_sum.data(), acc.data(), splits};
@@ -251,7 +256,7 @@ double check_attention(const AttnCase& tc) {
   const kernels::ForwardDesc desc{tc.first_pos, tc.tokens};
   const float scale = 1.0f / std::sqrt(float(D));
   run_on_host_grid<KS>(KS::config(tc.tokens, nq, splits),
-                       {span, q.data(), q_stride, nq, group, scale, &desc, parts});
+                       {span, q.data(), q_stride, nq, group, scale, &desc, parts, split.span});
   run_on_host_grid<KC>(KC::config(tc.tokens, nq), {parts, out.data(), out_stride, nq});
 
   double worst = 0;
@@ -295,6 +300,10 @@ TEST_CASE("split attention + combine: prefix and tail, causal mask, every GQA ra
       {8, 2, 130, 130, 5},  // prefill of a tail whose tokens cross the chunk boundary at 128
       {4, 1, 257, 260, 1},  // a prefix that ends just past two chunks
       {5, 5, 64, 383, 2},   // the last positions of the capacity's fourth split
+      // Capacity 5003: 32 splits of 256 positions (two passes of the block per split).
+      {4, 2, 0, 4990, 2, 5003},     // decode-like tokens near the end of the capacity
+      {4, 1, 200, 250, 3, 5003},    // a few tokens, most splits empty
+      {2, 2, 300, 1100, 1, 40000},  // capacity 40300: 32 splits of 1280 positions
   };
   double worst = 0;
   for (const AttnCase& c : cases) {

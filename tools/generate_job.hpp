@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/backend/exec_binding.hpp"
+
 namespace baton {
 class HostContext;
 }
@@ -36,6 +38,9 @@ struct Generated {
   /// Filled only when asked for: one row per id, the logits that chose it (after the grammar's
   /// mask); an empty row where the step supplied its token without a forward (step-skip).
   std::vector<std::vector<float>> step_logits;
+  /// What the execution context counted (device-loop backends: CUDA, the host grid): waits,
+  /// run-time allocations, graph captures and replays.
+  ExecCounters exec;
 };
 
 }  // namespace baton::cli

@@ -35,6 +35,14 @@ inline std::vector<float> download_logits(std::span<const float> logits) {
   return {logits.begin(), logits.end()};
 }
 
+/// The execution context generate() runs a workspace on, where B has one.
+template <Backend B, class Ctx = exec_context_t<B>>
+struct OwnContext {
+  Ctx ctx;
+};
+template <Backend B>
+struct OwnContext<B, void> {};
+
 /// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
 /// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
 template <Backend B, class F, StorageType S, int D>
@@ -59,9 +67,16 @@ Generated generate(const GenerateJob& job) {
               KvShape{.prefix_capacity = 0, .tail_capacity = n + job.max_new, .slots = 1});
   cache.reset_prefix();
   cache.freeze_prefix();
+  // On a backend with an execution context (CUDA: a stream of its own) the workspace runs on
+  // one made here, so the decode loop's step is captured once as a graph and replayed rather
+  // than launched kernel by kernel on the legacy stream.
+  [[maybe_unused]] OwnContext<B> own;
   Workspace<B> ws;
-  if constexpr (std::is_same_v<B, host>)
+  if constexpr (std::is_same_v<B, host>) {
     if (job.host_context != nullptr) ws.extras.bind(*job.host_context);
+  } else if constexpr (!std::is_void_v<exec_context_t<B>>) {
+    ws.extras.bind(own.ctx);
+  }
   const DecodeOptions opt{job.max_new, job.stop_ids};
   Generated out;
   // The library's decode loop, exactly as a stage runs it: no hook (unless --step-logits asks
@@ -93,6 +108,7 @@ Generated generate(const GenerateJob& job) {
       d.run();
     }
     out.ids = d.result().ids;
+    if constexpr (!std::is_void_v<exec_context_t<B>>) out.exec = own.ctx.counters();
   };
   if constexpr (B::is_device) {
     BATON_CHECK(!job.grammar, usage_error,

@@ -128,7 +128,8 @@ TEST_CASE("device kernels equal the host grid: RoPE + append, split attention + 
 
   using KS = kernels::SplitAttentionKernel<L>;
   using KC = kernels::AttentionCombineKernel<D>;
-  const int splits = kernels::attention_splits(capacity);
+  const kernels::AttentionSplit split = kernels::attention_split(capacity);
+  const int splits = split.splits;
   const std::size_t rows = std::size_t(tokens) * nq;
   std::vector<float> hms(rows * splits * 2), hacc(rows * splits * D), hout(rows * D);
   DeviceBuffer<float> dms(hms.size()), dacc(hacc.size()), dout(hout.size());
@@ -138,10 +139,11 @@ TEST_CASE("device kernels equal the host grid: RoPE + append, split attention + 
   const KvSpan<L> hspan{KvBlock<L>{hk.data(), hv.data(), capacity, nkv}, first_pos + tokens, {}, 0};
   const KvSpan<L> dspan{KvBlock<L>{dev(dk), dev(dv), capacity, nkv}, first_pos + tokens, {}, 0};
   grid::run_on_host_grid<KS>(KS::config(tokens, nq, splits),
-                             {hspan, hqkv.data(), width, nq, nq / nkv, scale, &desc, hp});
+                             {hspan, hqkv.data(), width, nq, nq / nkv, scale, &desc, hp, split.span});
   grid::run_on_host_grid<KC>(KC::config(tokens, nq), {hp, hout.data(), nq * D, nq});
   grid::launch_on_device<KS>(KS::config(tokens, nq, splits),
-                             {dspan, dev(dqkv), width, nq, nq / nkv, scale, dev(ddesc), dp},
+                             {dspan, dev(dqkv), width, nq, nq / nkv, scale, dev(ddesc), dp,
+                              split.span},
                              ctx.stream());
   grid::launch_on_device<KC>(KC::config(tokens, nq), {dp, dev(dout), nq * D, nq}, ctx.stream());
   ctx.synchronize();
@@ -189,8 +191,14 @@ TEST_CASE("device kernels equal the host grid: per-head RMSNorm and LoRA rank 64
 
 TEST_CASE("CUDA forward: every golden run (f32 and bf16 storage), tokens exact, logits 1e-3") {
   // The tolerance is golden.json's, the one the host meets: f32 math on both, only the
-  // summation order differs (the host grid, same kernels, is at 6.8e-5).
-  test::check_golden_runs<baton::cuda>(BATON_GOLDEN_DIR, BATON_GOLDEN_JSON);
+  // summation order differs (the host grid, same kernels, is at 6.8e-5). Each run's workspace
+  // is bound to a context with its own stream, so the decode loop replays its captured step
+  // (the path relays and `baton generate` take), and every run captured exactly once.
+  CudaContext ctx;
+  test::check_golden_runs<baton::cuda>(BATON_GOLDEN_DIR, BATON_GOLDEN_JSON,
+                                       [&](Workspace<baton::cuda>& ws) { ws.extras.bind(ctx); });
+  CHECK(ctx.counters().captures > 0);
+  CHECK(ctx.counters().direct_steps == 0);
 }
 
 TEST_CASE("CUDA forward: f16 storage against the host grid; one host wait per generation") {

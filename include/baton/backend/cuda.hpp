@@ -23,6 +23,7 @@
 
 #include "baton/backend/backend.hpp"
 #include "baton/backend/device_ptr.hpp"
+#include "baton/backend/exec_binding.hpp"
 #include "baton/core/error.hpp"
 #include "baton/grid/forward_scratch.hpp"
 
@@ -118,6 +119,19 @@ class DeviceBuffer {
         throw;
       }
     }
+  }
+  /// `n` zeroed elements whose zero-fill is queued on `stream` (no wait): what a context's
+  /// counted allocation returns. Work later queued on the same stream sees the zeros.
+  static DeviceBuffer zeroed_on(cudaStream_t stream, std::size_t n) {
+    DeviceBuffer b;
+    if (n != 0) {
+      void* p = nullptr;
+      BATON_CUDA_CHECK(cudaMalloc(&p, n * sizeof(T)));
+      b.data_ = static_cast<T*>(p);
+      b.size_ = n;
+      BATON_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), stream));
+    }
+    return b;
   }
   DeviceBuffer(DeviceBuffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
@@ -232,7 +246,7 @@ class CudaContext {
         owns_stream_(std::exchange(o.owns_stream_, false)),
         blas_(std::exchange(o.blas_, nullptr)),
         blas_workspace_(std::move(o.blas_workspace_)),
-        host_waits_(std::exchange(o.host_waits_, 0)) {}
+        counters_(std::exchange(o.counters_, {})) {}
   CudaContext& operator=(CudaContext&& o) noexcept {
     if (this != &o) {
       release();
@@ -240,7 +254,7 @@ class CudaContext {
       owns_stream_ = std::exchange(o.owns_stream_, false);
       blas_ = std::exchange(o.blas_, nullptr);
       blas_workspace_ = std::move(o.blas_workspace_);
-      host_waits_ = std::exchange(o.host_waits_, 0);
+      counters_ = std::exchange(o.counters_, {});
     }
     return *this;
   }
@@ -251,16 +265,37 @@ class CudaContext {
   cudaStream_t stream() const noexcept { return stream_; }
   cublasHandle_t blas() const noexcept { return blas_; }
   /// Waits for all work queued on the stream (counted); throws device_error if any failed.
-  void synchronize() { detail::host_wait(stream_, &host_waits_); }
+  void synchronize() { detail::host_wait(stream_, &counters_.host_waits); }
   /// Copies device memory into host memory after the work queued before it (counted wait).
   template <class T>
   void copy_to_host(DevicePtr<const T> src, std::span<T> dst) {
     if (!dst.empty()) {
-      detail::blocking_copy_to_host(dst.data(), src.get(), dst.size_bytes(), stream_, &host_waits_);
+      detail::blocking_copy_to_host(dst.data(), src.get(), dst.size_bytes(), stream_,
+                                    &counters_.host_waits);
     }
   }
   /// How many times the host has waited on this context.
-  long host_waits() const noexcept { return host_waits_; }
+  long host_waits() const noexcept { return counters_.host_waits; }
+  /// Everything the context counted (waits, run-time allocations and frees, graph captures
+  /// and replays).
+  const ExecCounters& counters() const noexcept { return counters_; }
+
+  /// A run-time allocation (counted): cudaMalloc, its zero-fill queued on this stream. cudaMalloc
+  /// may synchronise the device, which is why a pre-warmed stage makes none (docs/cuda.md).
+  template <class T>
+  DeviceBuffer<T> allocate(std::size_t n) {
+    ++counters_.allocations;
+    return DeviceBuffer<T>::zeroed_on(stream_, n);
+  }
+  /// A run-time buffer is about to be released (cudaFree, which synchronises the device).
+  void count_free() noexcept { ++counters_.frees; }
+  void count_capture() noexcept { ++counters_.captures; }
+  void count_replays(long n) noexcept { counters_.replays += n; }
+  void count_direct_steps(long n) noexcept { counters_.direct_steps += n; }
+  /// The context of a workspace nobody bound: the legacy default stream, which orders with
+  /// every other user of it (so unbound workspaces stay ordered with each other), and which
+  /// cannot be captured into a graph.
+  static CudaContext for_unbound() { return CudaContext(Stream::legacy_default); }
 
  private:
   void release() noexcept {
@@ -274,7 +309,7 @@ class CudaContext {
   bool owns_stream_ = false;
   cublasHandle_t blas_ = nullptr;
   DeviceBuffer<std::byte> blas_workspace_;
-  long host_waits_ = 0;
+  ExecCounters counters_;
 };
 
 /// One captured launch sequence, replayed many times: the device loop's step (forward +
@@ -357,27 +392,27 @@ class CudaGraph {
 
 /// What a Workspace<cuda> keeps beside the activations: the context its forwards run on and
 /// the phased kernels' scratch. bind() one context per relay to every workspace of that relay:
-/// their work is then ordered on one stream. A workspace never bound gets a context on the
-/// legacy default stream on first use, so unbound workspaces are ordered with each other too
-/// (a prefix pre-warmed through one is complete before another reads it), at the price of not
-/// overlapping.
+/// their work is then ordered on one stream (a relay checks it, relay/engine.hpp). A workspace
+/// never bound gets a context on the legacy default stream on first use, so unbound workspaces
+/// are ordered with each other too (a prefix pre-warmed through one is complete before another
+/// reads it), at the price of not overlapping and of running the decode loop without a graph.
+/// Every run-time allocation goes through grow() (counted on the context).
 class CudaWorkspaceExtras {
  public:
-  void bind(CudaContext& ctx) noexcept { ctx_ = &ctx; }
-  CudaContext& context() {
-    if (!ctx_) {
-      owned_ = std::make_unique<CudaContext>(CudaContext::Stream::legacy_default);
-      ctx_ = owned_.get();
-    }
-    return *ctx_;
+  void bind(CudaContext& ctx) { binding_.bind(ctx); }
+  void unbind() { binding_.unbind(); }
+  CudaContext& context() { return binding_.context(); }
+  const CudaContext* bound_context() const noexcept { return binding_.bound_context(); }
+  template <class T>
+  void grow(DeviceBuffer<T>& b, std::size_t need) {
+    binding_.grow(b, need);
   }
   grid::GridScratch<cuda>& scratch() noexcept { return scratch_; }
   /// The device loop's step graph: one per workspace, i.e. per (stage slot, batch size 1).
   CudaGraph& step_graph() noexcept { return step_graph_; }
 
  private:
-  CudaContext* ctx_ = nullptr;
-  std::unique_ptr<CudaContext> owned_;
+  ExecBinding<CudaContext> binding_;
   grid::GridScratch<cuda> scratch_;
   CudaGraph step_graph_;
 };

@@ -7,19 +7,68 @@
 ///        device forward's composition is tested on machines without a GPU.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string_view>
 
 #include "baton/backend/backend.hpp"
+#include "baton/backend/exec_binding.hpp"
 #include "baton/backend/host.hpp"
 #include "baton/grid/forward_scratch.hpp"
 
 namespace baton {
 
-/// What a Workspace<host_grid> keeps beside the activations.
-struct HostGridExtras {
-  grid::GridScratch<host> s;
-  grid::GridScratch<host>& scratch() { return s; }
+/// What the host grid runs on: the bookkeeping of a CudaContext without a device — the same
+/// counters (waits, run-time allocations and frees, graph captures and replays), so tests on
+/// the host grid see the path the GPU takes. A context a caller made stands for a stream of
+/// its own, which a graph can capture; the one an unbound workspace makes for itself stands
+/// for the legacy default stream, which cannot be captured (the device loop then launches each
+/// step directly, as the CUDA backend does).
+class HostGridContext {
+ public:
+  HostGridContext() = default;
+  const ExecCounters& counters() const noexcept { return counters_; }
+  long host_waits() const noexcept { return counters_.host_waits; }
+  /// Nothing to wait for on the host; counted, as the device's wait would be.
+  void synchronize() noexcept { ++counters_.host_waits; }
+  template <class T>
+  HostBuffer<T> allocate(std::size_t n) {
+    ++counters_.allocations;
+    return HostBuffer<T>(n);
+  }
+  void count_free() noexcept { ++counters_.frees; }
+  void count_capture() noexcept { ++counters_.captures; }
+  void count_replays(long n) noexcept { counters_.replays += n; }
+  void count_direct_steps(long n) noexcept { counters_.direct_steps += n; }
+  /// Whether a step graph can be captured here (false: the stand-in for the legacy stream).
+  bool capturable() const noexcept { return capturable_; }
+  static HostGridContext for_unbound() {
+    HostGridContext c;
+    c.capturable_ = false;
+    return c;
+  }
+
+ private:
+  ExecCounters counters_;
+  bool capturable_ = true;
+};
+
+/// What a Workspace<host_grid> keeps beside the activations (as CudaWorkspaceExtras).
+class HostGridExtras {
+ public:
+  void bind(HostGridContext& ctx) { binding_.bind(ctx); }
+  void unbind() { binding_.unbind(); }
+  HostGridContext& context() { return binding_.context(); }
+  const HostGridContext* bound_context() const noexcept { return binding_.bound_context(); }
+  template <class T>
+  void grow(HostBuffer<T>& b, std::size_t need) {
+    binding_.grow(b, need);
+  }
+  grid::GridScratch<host>& scratch() noexcept { return scratch_; }
+
+ private:
+  ExecBinding<HostGridContext> binding_;
+  grid::GridScratch<host> scratch_;
 };
 
 /// Backend tag: host memory (HostBuffer, as baton::host), forward through phased kernels on

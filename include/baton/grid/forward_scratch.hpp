@@ -3,7 +3,9 @@
 /// @file
 /// @brief GridScratch: what a forward through phased kernels needs beside the activations —
 ///        the descriptor and token ids in backend memory, the LoRA intermediate, the
-///        split-attention partials, the chosen ids. Grows, never shrinks, like Workspace.
+///        split-attention partials, the chosen ids. Sized when a stage is pre-warmed
+///        (reserve_device_run, model/device_loop.hpp), grown only through the workspace's
+///        counted path (ExecBinding::grow), never shrunk.
 #pragma once
 
 #include <cstddef>
@@ -29,10 +31,10 @@ struct GridScratch {
   /// The device loop's state and generated ids (kernels::DeviceLoopState, then [max_new]).
   buffer<std::int32_t> loop;
 
-  template <class T>
-  static void grow(buffer<T>& b, std::size_t need) {
-    if (b.size() < need) b = buffer<T>(need);
-  }
+  /// Tokens one forward pass takes at most: a longer prefill runs in chunks of this many, so
+  /// the activations and attention partials stay bounded (docs/cuda.md gives the formula).
+  int chunk_tokens = kDefaultChunkTokens;
+  static constexpr int kDefaultChunkTokens = 256;
 };
 
 }  // namespace baton::grid

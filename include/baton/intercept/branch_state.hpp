@@ -24,23 +24,38 @@
 
 namespace baton {
 
-/// The interceptor states of one branch of one request.
+/// The interceptor states of one branch of one request. Not movable: decoders hold its address.
 template <InterceptorChain C, Backend B>
 class BranchState {
  public:
   using chain_type = C;
   using device_buffer = typename B::template buffer<typename C::device_state>;
 
+  /// States in a buffer of their own (uploaded: a load-time allocation and copy).
   BranchState(const C& chain, std::string name, const BranchInfo& info)
-      : name_(std::move(name)),
-        index_(info.branch_index),
-        params_(chain.params()),
-        host_(chain.initial_host_state(with_name(info))) {
+      : BranchState(chain, std::move(name), info, nullptr) {
     if constexpr (C::has_device_members) {
       const typename C::device_state init = chain.initial_device_state(with_name(info));
-      device_ = B::upload(std::span<const typename C::device_state>(&init, 1));
+      owned_ = B::upload(std::span<const typename C::device_state>(&init, 1));
     }
   }
+
+  /// States in `storage` (one element, owned by the caller and reused request after request:
+  /// a stage keeps one per slot), initialised by `store(storage, initial_state)` — on a device
+  /// backend a kernel queued on the stage's stream, so opening a branch neither allocates nor
+  /// waits.
+  template <class Store>
+  BranchState(const C& chain, std::string name, const BranchInfo& info, device_buffer& storage,
+              Store&& store)
+      : BranchState(chain, std::move(name), info, &storage) {
+    if constexpr (C::has_device_members) {
+      BATON_CHECK(storage.size() >= 1, usage_error, "branch '", name_,
+                  "': the interceptor state storage is empty");
+      store(storage, chain.initial_device_state(with_name(info)));
+    }
+  }
+  BranchState(const BranchState&) = delete;
+  BranchState& operator=(const BranchState&) = delete;
 
   const std::string& name() const { return name_; }
   int index() const { return index_; }
@@ -48,29 +63,36 @@ class BranchState {
   typename C::host_state& host() { return host_; }
   const typename C::host_state& host() const { return host_; }
   /// The device members' states in backend memory (empty when the chain has none).
-  device_buffer& device() { return device_; }
-  const device_buffer& device() const { return device_; }
+  device_buffer& device() { return *device_; }
+  const device_buffer& device() const { return *device_; }
 
   /// Host backends only: the device members' states, read where they live.
   typename C::device_state& device_on_host() requires(!B::is_device && C::has_device_members) {
-    return device_.data()[0];
+    return device_->data()[0];
   }
   const typename C::device_state& device_on_host() const
       requires(!B::is_device && C::has_device_members) {
-    return device_.data()[0];
+    return device_->data()[0];
   }
   /// Member K's state (host backends, either kind).
   template <std::size_t K>
   const auto& state() const requires(!B::is_device) {
     using I = std::remove_cvref_t<decltype(std::declval<const C&>().template member<K>())>;
     if constexpr (bool(I::graph_safe)) {
-      return pack_get<K>(device_.data()[0]);
+      return pack_get<K>(device_->data()[0]);
     } else {
       return std::get<K>(host_);
     }
   }
 
  private:
+  BranchState(const C& chain, std::string name, const BranchInfo& info, device_buffer* storage)
+      : name_(std::move(name)),
+        index_(info.branch_index),
+        params_(chain.params()),
+        host_(chain.initial_host_state(with_name(info))),
+        device_(storage ? storage : &owned_) {}
+
   BranchInfo with_name(BranchInfo info) const {
     info.branch = name_;
     return info;
@@ -80,7 +102,8 @@ class BranchState {
   int index_ = 0;
   typename C::device_params params_;
   typename C::host_state host_;
-  device_buffer device_;
+  device_buffer owned_;
+  device_buffer* device_;
 };
 
 /// A request's branches. Each opens with fresh states; their addresses stay put while the
@@ -91,10 +114,15 @@ class RequestState {
   using branch_type = BranchState<C, B>;
 
   /// Opens a branch named `name` for `chain`. Throws usage_error if the name is taken.
-  branch_type& open(const C& chain, std::string name, std::string_view stage, int max_new) {
+  /// `storage...`: optionally, the state buffer and its initialiser (BranchState's second
+  /// constructor).
+  template <class... Storage>
+  branch_type& open(const C& chain, std::string name, std::string_view stage, int max_new,
+                    Storage&&... storage) {
     BATON_CHECK(find(name) == nullptr, usage_error, "request: branch '", name, "' is already open");
     const BranchInfo info{stage, {}, static_cast<int>(branches_.size()), max_new};
-    branches_.push_back(std::make_unique<branch_type>(chain, std::move(name), info));
+    branches_.push_back(std::make_unique<branch_type>(chain, std::move(name), info,
+                                                      std::forward<Storage>(storage)...));
     return *branches_.back();
   }
   int size() const { return static_cast<int>(branches_.size()); }

@@ -15,6 +15,7 @@
 #error "baton/model/cuda_forward.cuh needs nvcc; plain C++ runs the host or host-grid backend"
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -68,28 +69,40 @@ class CudaExec {
                 {w, x, y, bias, out, in, accumulate, K::can_vectorize(w, x, in), idle_});
       return;
     }
-    const float* wf = nullptr;
-    if constexpr (std::is_same_v<S, f32>) {
-      wf = w;
-    } else {
-      // cuBLAS has no f32 x bf16/f16 product: widen the matrix into scratch (prefill only).
-      auto& s = ws_.extras.scratch();
-      const std::size_t elems = static_cast<std::size_t>(out) * in;
-      s.grow(s.widened, elems);
-      using K = kernels::WidenKernel<S>;
-      launch<K>(K::config(elems), {w, raw_pointer(s.widened.data()), elems});
-      wf = raw_pointer(s.widened.data());
-    }
     // Row-major y[n, out] = x[n, in] · W[out, in]^T is, column-major, Y^T = W · X^T with
     // A = W read column-major as [in, out] (ld in) and transposed, B = X^T [in, n] (ld ldx).
     const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-    BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &alpha, wf,
-                                   in, x, ldx, &beta, y, ldy));
+    if constexpr (std::is_same_v<S, f32>) {
+      BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &alpha, w,
+                                     in, x, ldx, &beta, y, ldy));
+    } else {
+      // cuBLAS has no f32 x bf16/f16 product: widen the matrix into scratch (prefill only), a
+      // tile of output rows at a time, so the scratch stays at kWidenTileElems however large
+      // the matrix (the output head of a 128k vocabulary would need 2 GiB at once).
+      auto& s = ws_.extras.scratch();
+      ws_.extras.grow(s.widened, std::min(static_cast<std::size_t>(out) * in, kWidenTileElems));
+      // (reserve() sized it from the model: widened_tile_elems; this grows only for a matrix
+      // of another model run through the same workspace, counted.)
+      const int tile = static_cast<int>(std::max<std::size_t>(1, s.widened.size() / in));
+      float* wf = raw_pointer(s.widened.data());
+      for (int r = 0; r < out; r += tile) {
+        const int rows = std::min(tile, out - r);
+        const std::size_t elems = static_cast<std::size_t>(rows) * in;
+        using K = kernels::WidenKernel<S>;
+        launch<K>(K::config(elems), {w + static_cast<std::size_t>(r) * in, wf, elems});
+        BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, n, in, &alpha,
+                                       wf, in, x, ldx, &beta, y + r, ldy));
+      }
+    }
     if (bias) {
       using K = kernels::BiasAddKernel;
       launch<K>(K::config(n, out), {y, bias, n, out, ldy});
     }
   }
+
+  /// Products of several tokens widen 16-bit weights into scratch first (cuBLAS multiplies
+  /// f32), a tile at a time (widened_tile_elems, model/grid_ops.hpp).
+  static constexpr bool widens_16bit_products = true;
 
   CudaLogits logits(const float* p, std::size_t n) {
     return {DevicePtr<const float>(p), n, &ws_.extras};
@@ -105,12 +118,15 @@ class CudaExec {
   void replay(int times, Body&& body) {
     if (times <= 0) return;
     if (ctx_.stream() == nullptr) {
+      ctx_.count_direct_steps(times);
       for (int i = 0; i < times; ++i) body();
       return;
     }
     CudaGraph& graph = ws_.extras.step_graph();
     graph.capture(ctx_.stream(), body);
+    ctx_.count_capture();
     for (int i = 0; i < times; ++i) graph.launch(ctx_.stream());
+    ctx_.count_replays(times);
   }
 
   /// Copies the loop's outcome to the host after everything queued: the loop's one wait.
@@ -135,7 +151,7 @@ struct BackendOps<cuda> {
   static std::int32_t argmax(logits_view row) {
     using K = kernels::ArgmaxKernel;
     auto& s = row.owner->scratch();
-    s.grow(s.chosen, 1);
+    row.owner->grow(s.chosen, 1);
     CudaContext& ctx = row.owner->context();
     grid::launch_on_device<K>(K::config(1),
                               {row.data.get(), static_cast<int>(row.count),

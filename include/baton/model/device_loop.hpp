@@ -41,6 +41,7 @@
 #include "baton/core/error.hpp"
 #include "baton/kernels/phased/decode_step.hpp"
 #include "baton/kernels/phased/gate.hpp"
+#include "baton/kernels/phased/store_value.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/grid_ops.hpp"
@@ -109,7 +110,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), 1, 1);
   auto& s = ws.extras.scratch();
   const std::size_t words = kernels::kLoopStateWords + static_cast<std::size_t>(start.max_new);
-  s.grow(s.loop, words);
+  ws.extras.grow(s.loop, words);
   std::int32_t* loop = raw_pointer(s.loop.data());
 
   Exec exec(ws);
@@ -178,6 +179,40 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   out.ids.assign(back.begin() + kernels::kLoopStateWords + start.steps,
                  back.begin() + kernels::kLoopStateWords + st.steps);
   return out;
+}
+
+/// Sizes, through the workspace's counted path, everything runs of a stage on `ws` need: a
+/// prefill of up to the cache's larger region (in passes of GridScratch::chunk_tokens), the
+/// device loop of `max_new` tokens and the hand-off's ids. Stage::prewarm calls it for every
+/// slot's workspace, so no request allocates afterwards (each allocation could synchronise the
+/// device; the counters in ExecCounters show it).
+template <class Model, class Slice, class Cache>
+requires HasDeviceLoop<typename Model::backend>
+void reserve_device_run(const Model& model, const Cache& cache,
+                        Workspace<typename Model::backend>& ws, int max_new) {
+  using Exec = typename BackendOps<typename Model::backend>::exec;
+  using Ops = GridForwardOps<Model, Slice, Cache, Exec>;
+  const KvShape& shape = cache.shape();
+  const int longest = std::max({shape.prefix_capacity, shape.tail_capacity, 1});
+  auto& s = ws.extras.scratch();
+  Ops::reserve(ws, model.config(),
+               kernels::attention_splits(shape.prefix_capacity + shape.tail_capacity),
+               std::min(longest, pass_tokens(s)), 1, longest);
+  ws.extras.grow(s.loop, kernels::kLoopStateWords + static_cast<std::size_t>(std::max(max_new, 0)));
+}
+
+/// Writes `value` into element 0 of `dst` on the workspace's stream (StoreValueKernel) on a
+/// backend with a device loop, or in place on the host.
+template <Backend B, class T>
+void store_value(Workspace<B>& ws, typename B::template buffer<T>& dst, const T& value) {
+  if constexpr (HasDeviceLoop<B>) {
+    using K = kernels::StoreValueKernel<T>;
+    typename BackendOps<B>::exec exec(ws);
+    exec.template launch<K>(K::config(), {value, raw_pointer(dst.data())});
+  } else {
+    (void)ws;
+    dst.data()[0] = value;
+  }
 }
 
 }  // namespace baton

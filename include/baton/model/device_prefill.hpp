@@ -7,6 +7,7 @@
 ///        backend memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "baton/core/error.hpp"
@@ -32,17 +33,15 @@ auto forward_in_scratch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
   using Ops = GridForwardOps<Model, LoraSlice<R, B>, KvBuffer<L, B>, Exec>;
   const ModelConfig& c = model.config();
   detail::check_forward(c, slice, cache, target, expected_pos, tokens);
-  Ops::check_size(tokens);
-  Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), tokens, 1);
   auto& s = ws.extras.scratch();
+  Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)),
+               std::min(tokens, pass_tokens(s)), 1, tokens);
   Exec exec(ws);
   fill(exec, raw_pointer(s.tokens.data()), raw_pointer(s.desc.data()));
 
-  Ops ops(model, ws, slice, cache, target, InputsInScratch{expected_pos, tokens}, 1);
-  ops.embed();
-  for (int layer = 0; layer < c.num_layers; ++layer) F::layer(ops, model.layer(layer), layer);
+  auto logits = Ops::run_passes(model, ws, slice, cache, target, expected_pos, tokens, {}, 1);
   cache.commit(target, tokens);
-  return ops.head();
+  return logits;
 }
 
 }  // namespace baton

@@ -66,12 +66,20 @@ auto forward(const BaseModel<B, S, F>& model, Workspace<B>& ws, const LoraSlice<
   const int rows = mode == Logits::all ? n : 1;
   using Ops = typename BackendOps<B>::template forward_ops<BaseModel<B, S, F>, LoraSlice<R, B>,
                                                            KvBuffer<L, B>>;
-  Ops ops(model, ws, slice, cache, target, expected_pos, tokens, rows);
-  ops.embed();
-  for (int layer = 0; layer < c.num_layers; ++layer) F::layer(ops, model.layer(layer), layer);
-  cache.commit(target, n);
-  if (mode == Logits::none) return typename BackendOps<B>::logits_view{};
-  return ops.head();
+  if constexpr (requires { &Ops::run_passes; }) {
+    // The phased-kernel forward (CUDA, host grid): a long input runs in bounded passes.
+    auto out = Ops::run_passes(model, ws, slice, cache, target, expected_pos, n, tokens,
+                               mode == Logits::none ? 0 : rows);
+    cache.commit(target, n);
+    return out;
+  } else {
+    Ops ops(model, ws, slice, cache, target, expected_pos, tokens, rows);
+    ops.embed();
+    for (int layer = 0; layer < c.num_layers; ++layer) F::layer(ops, model.layer(layer), layer);
+    cache.commit(target, n);
+    if (mode == Logits::none) return typename BackendOps<B>::logits_view{};
+    return ops.head();
+  }
 }
 
 }  // namespace baton

@@ -77,10 +77,49 @@ struct InputsOnDevice {};
 
 /// Tag of a forward of `tokens` ids that a device kernel already wrote into the scratch with
 /// the descriptor {first_pos, tokens} (the relay's hand-off, model/device_prefill.hpp): sized
-/// from the host-known count, nothing queued from the host for its inputs.
+/// from the host-known count, nothing queued from the host for its ids. A pass of a chunked
+/// forward reads them from `offset` on and rewrites the descriptor for its own tokens.
 struct InputsInScratch {
   int first_pos = 0;
   int tokens = 0;
+  int offset = 0;
+  bool write_desc = false;
+};
+
+/// Tokens one pass of a forward on `s` takes (GridScratch::chunk_tokens, within what one
+/// launch grid holds).
+template <class Scratch>
+int pass_tokens(const Scratch& s) {
+  BATON_CHECK(s.chunk_tokens >= 1, usage_error, "GridScratch::chunk_tokens must be >= 1 (got ",
+              s.chunk_tokens, ")");
+  return std::min(s.chunk_tokens, static_cast<int>(grid::kMaxGridY));
+}
+
+/// Products of several tokens with 16-bit weights widen them into f32 scratch first on the CUDA
+/// backend (cuBLAS has no f32 x bf16 product), a tile of output rows at a time: at most this
+/// many elements (64 MiB).
+inline constexpr std::size_t kWidenTileElems = std::size_t{16} << 20;
+/// The widened tile a model's products need: its largest matrix, up to kWidenTileElems.
+inline std::size_t widened_tile_elems(const ModelConfig& c) {
+  const auto z = [](long v) { return static_cast<std::size_t>(v); };
+  const std::size_t H = z(c.hidden_size), F = z(c.intermediate_size);
+  const std::size_t largest = std::max(
+      {z(c.q_dim() + 2 * c.kv_dim()) * H, H * z(c.q_dim()), 2 * F * H, H * F, z(c.vocab_size) * H});
+  return std::min(largest, kWidenTileElems);
+}
+
+/// What a workspace and its GridScratch hold for passes of up to `tokens` tokens (elements of
+/// each buffer): the activations, the ids, the LoRA intermediate, the attention partials, the
+/// chosen ids and the widened tile. docs/cuda.md states the formula.
+struct GridScratchSizes {
+  std::size_t activations = 0;  ///< f32 (Workspace::ActivationSizes::total)
+  std::size_t desc = 0, tokens = 0, lora_u = 0, attn_max_sum = 0, attn_acc = 0, chosen = 0,
+              widened = 0;
+  std::size_t attention_bytes() const { return (attn_max_sum + attn_acc) * sizeof(float); }
+  std::size_t bytes() const {
+    return (activations + lora_u + widened) * sizeof(float) + attention_bytes() +
+           desc * sizeof(kernels::ForwardDesc) + (tokens + chosen) * sizeof(std::int32_t);
+  }
 };
 
 template <class Model, class Slice, class Cache, class Exec>
@@ -93,24 +132,33 @@ class GridForwardOps {
   using buffer = typename B::template buffer<T>;
 
  public:
+  /// One pass over `tokens` (ids from the host) at `first_pos`, with `logit_rows` rows of logits
+  /// written from row `row_offset` of the workspace's logits on.
   GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, int first_pos, std::span<const std::int32_t> tokens,
-                 int logit_rows)
+                 int logit_rows, int row_offset = 0)
       : GridForwardOps(model, ws, slice, cache, target, static_cast<int>(tokens.size()), logit_rows,
                        first_pos + static_cast<int>(tokens.size())) {
     // Checked before anything is queued: a launch refused half-way would leave some layers'
     // K/V written (the cache position would not move, but the prefix could be torn).
     check_size(n_);
-    reserve(ws, model.config(), splits_, n_, rows_);
+    reserve(ws, model.config(), splits_, n_, row_offset + rows_);
+    row_offset_ = row_offset;
     write_forward_inputs(exec_, s_, first_pos, tokens);
   }
 
-  /// A forward whose ids and descriptor a kernel wrote into the scratch (InputsInScratch),
-  /// reserved for it beforehand (reserve(ws, cfg, splits, tokens, logit_rows)).
+  /// A pass whose ids a kernel wrote into the scratch (InputsInScratch), reserved for it
+  /// beforehand (reserve(ws, cfg, splits, tokens, logit_rows, all ids)).
   GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, InputsInScratch in, int logit_rows)
       : GridForwardOps(model, ws, slice, cache, target, in.tokens, logit_rows,
-                       in.first_pos + in.tokens) {}
+                       in.first_pos + in.tokens) {
+    token_offset_ = in.offset;
+    if (in.write_desc) {
+      write_ids(exec_, raw(s_.tokens), {}, raw(s_.desc),
+                kernels::ForwardDesc{in.first_pos, in.tokens});
+    }
+  }
 
   /// A one-token forward whose inputs are already in the scratch (InputsOnDevice). The
   /// scratch must have been reserved for it (reserve(ws, cfg, splits, 1, 1)): nothing here
@@ -121,31 +169,96 @@ class GridForwardOps {
     exec_.skip_when_idle(raw(s_.desc));
   }
 
-  /// Refuses a forward of more tokens than one launch grid holds (before anything is queued).
+  /// Refuses a pass of more tokens than one launch grid holds (before anything is queued).
   static void check_size(int tokens) {
     BATON_CHECK(tokens <= static_cast<int>(grid::kMaxGridY), capacity_error, "forward of ", tokens,
                 " tokens: the CUDA kernels take at most ", grid::kMaxGridY,
-                " tokens per forward (split the prefill)");
+                " tokens per pass (GridScratch::chunk_tokens)");
   }
 
-  /// Grows `ws` and its scratch for a forward of `tokens` tokens with `rows` logits rows over
-  /// `splits` attention splits.
-  static void reserve(Workspace<B>& ws, const ModelConfig& c, int splits, int tokens, int rows) {
+  /// Grows `ws` and its scratch, through the workspace's counted path, for passes of up to
+  /// `tokens` tokens with `rows` logits rows over `splits` attention splits, whose ids (up to
+  /// `input_tokens` of them, for a forward a kernel fills in whole) live in the scratch.
+  static void reserve(Workspace<B>& ws, const ModelConfig& c, int splits, int tokens, int rows,
+                      int input_tokens = 0) {
+    const GridScratchSizes z =
+        scratch_sizes(c, splits, tokens, rows, input_tokens, Exec::widens_16bit_products);
     ws.ensure(c, tokens, rows);
-    auto& s = ws.extras.scratch();
+    auto& e = ws.extras;
+    auto& s = e.scratch();
+    e.grow(s.desc, z.desc);
+    e.grow(s.tokens, z.tokens);
+    e.grow(s.lora_u, z.lora_u);
+    e.grow(s.attn_max_sum, z.attn_max_sum);
+    e.grow(s.attn_acc, z.attn_acc);
+    e.grow(s.chosen, z.chosen);
+    e.grow(s.widened, z.widened);
+  }
+
+  /// What reserve() sizes (`widens`: the executor widens 16-bit weights for multi-token
+  /// products, as the CUDA one does).
+  static GridScratchSizes scratch_sizes(const ModelConfig& c, int splits, int tokens, int rows,
+                                        int input_tokens, bool widens) {
     const auto z = [](long v) { return static_cast<std::size_t>(v); };
-    s.grow(s.desc, 1);
-    s.grow(s.tokens, z(tokens));
-    s.grow(s.lora_u, z(tokens) * Slice::rank_bound);
-    s.grow(s.attn_max_sum, z(tokens) * c.num_heads * splits * 2);
-    s.grow(s.attn_acc, z(tokens) * c.num_heads * splits * D);
-    s.grow(s.chosen, z(rows));
+    GridScratchSizes g;
+    g.activations = Workspace<B>::sizes(c, tokens, rows).total();
+    g.desc = 1;
+    g.tokens = z(std::max(tokens, input_tokens));
+    g.lora_u = z(tokens) * Slice::rank_bound;
+    g.attn_max_sum = z(tokens) * z(c.num_heads) * z(splits) * 2;
+    g.attn_acc = z(tokens) * z(c.num_heads) * z(splits) * D;
+    g.chosen = z(rows);
+    g.widened = widens && !std::is_same_v<S, f32> && tokens > 1 ? widened_tile_elems(c) : 0;
+    return g;
+  }
+
+  /// A forward of `n` tokens at `first_pos` in passes of at most pass_tokens() tokens (a
+  /// chunked prefill), each through every layer; every pass reads the K/V the earlier ones
+  /// appended, so the result equals one pass over all n. `ids`: the host's ids, or empty when a
+  /// kernel already wrote all n into the scratch (InputsInScratch). Logits: none, the last
+  /// token's row, or every token's row (`rows`: 0, 1 or n). The caller commits the n positions.
+  static auto run_passes(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
+                         KvTarget target, int first_pos, int n, std::span<const std::int32_t> ids,
+                         int rows) {
+    const ModelConfig& c = model.config();
+    const int chunk = pass_tokens(ws.extras.scratch());
+    const int per_pass = std::min(chunk, n);
+    // Sized once for the largest pass (and every row), before anything is queued.
+    reserve(ws, c, kernels::attention_splits(cache.capacity(target)), per_pass, std::max(rows, 1),
+            ids.empty() ? n : 0);
+    for (int off = 0; off < n; off += chunk) {
+      const int m = std::min(chunk, n - off);
+      const bool last = off + m == n;
+      const int pass_rows = rows == n ? m : (last ? rows : 0);
+      const auto run = [&](GridForwardOps& ops) {
+        ops.embed();
+        for (int layer = 0; layer < c.num_layers; ++layer)
+          Model::family::layer(ops, model.layer(layer), layer);
+        if (pass_rows > 0) (void)ops.head();
+      };
+      if (ids.empty()) {
+        GridForwardOps ops(model, ws, slice, cache, target,
+                           InputsInScratch{first_pos + off, m, off, off != 0 || m != n}, pass_rows);
+        ops.row_offset_ = rows == n ? off : 0;
+        run(ops);
+      } else {
+        GridForwardOps ops(model, ws, slice, cache, target, first_pos + off,
+                           ids.subspan(static_cast<std::size_t>(off), static_cast<std::size_t>(m)),
+                           pass_rows, rows == n ? off : 0);
+        run(ops);
+      }
+    }
+    Exec exec(ws);
+    using View = decltype(exec.logits(nullptr, 0));
+    if (rows == 0) return View{};
+    return exec.logits(raw(ws.logits), static_cast<std::size_t>(rows) * c.vocab_size);
   }
 
   void embed() {
     using K = kernels::EmbedKernel<S>;
-    exec_.template launch<K>(K::config(n_),
-                             {raw(model_.embedding()), raw(s_.tokens), raw(ws_.x), c_.hidden_size});
+    exec_.template launch<K>(
+        K::config(n_),
+        {raw(model_.embedding()), raw(s_.tokens) + token_offset_, raw(ws_.x), c_.hidden_size});
   }
 
   void norm(const buffer<float>& weight) { norm_rows(raw(ws_.x), raw(ws_.xn), n_, raw(weight)); }
@@ -190,7 +303,8 @@ class GridForwardOps {
                         c_.num_heads / c_.num_kv_heads,
                         1.0f / std::sqrt(static_cast<float>(D)),
                         raw(s_.desc),
-                        parts};
+                        parts,
+                        split_.span};
     exec_.template launch<KS>(KS::config(n_, c_.num_heads, splits_), a);
     exec_.template launch<KC>(KC::config(n_, c_.num_heads),
                               {parts, raw(ws_.attn), c_.q_dim(), c_.num_heads});
@@ -222,15 +336,16 @@ class GridForwardOps {
     lora(layer, LoraTarget::down, raw(ws_.act), F, raw(ws_.x), H);
   }
 
-  /// Final norm and head for the last `logit_rows` tokens; the logits stay in backend memory.
+  /// Final norm and head for the last `logit_rows` tokens (written from the pass's row offset
+  /// on); the logits stay in backend memory.
   auto head() {
     const int H = c_.hidden_size, V = c_.vocab_size;
     const int first = n_ - rows_;
+    float* out = raw(ws_.logits) + static_cast<std::size_t>(row_offset_) * V;
     norm_rows(raw(ws_.x) + static_cast<std::size_t>(first) * H, raw(ws_.xn), rows_,
               raw(model_.final_norm()));
-    exec_.matmul(raw(ws_.xn), rows_, H, H, raw(model_.head()), V, nullptr, raw(ws_.logits), V,
-                 false);
-    return exec_.logits(raw(ws_.logits), static_cast<std::size_t>(rows_) * V);
+    exec_.matmul(raw(ws_.xn), rows_, H, H, raw(model_.head()), V, nullptr, out, V, false);
+    return exec_.logits(out, static_cast<std::size_t>(rows_) * V);
   }
 
  private:
@@ -247,7 +362,8 @@ class GridForwardOps {
         n_(tokens),
         rows_(logit_rows),
         read_upto_(read_upto),
-        splits_(kernels::attention_splits(cache.capacity(target))) {}
+        split_(kernels::attention_split(cache.capacity(target))),
+        splits_(split_.splits) {}
 
   template <class Buf>
   static auto raw(Buf& b) {
@@ -285,7 +401,10 @@ class GridForwardOps {
   int n_;
   int rows_;
   int read_upto_;  ///< positions the attention span covers (the descriptor masks the rest)
+  kernels::AttentionSplit split_;
   int splits_;
+  int token_offset_ = 0;  ///< where this pass's ids start in the scratch
+  int row_offset_ = 0;    ///< where this pass's logits rows start
 };
 
 }  // namespace baton

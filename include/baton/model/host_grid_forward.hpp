@@ -24,7 +24,7 @@ namespace baton {
 class HostGridExec {
  public:
   using backend = host_grid;
-  explicit HostGridExec(Workspace<host_grid>&) {}
+  explicit HostGridExec(Workspace<host_grid>& ws) : ctx_(ws.extras.context()) {}
 
   template <grid::PhasedKernel K>
   void launch(const grid::LaunchConfig& cfg, const typename K::Args& args) {
@@ -49,18 +49,33 @@ class HostGridExec {
   /// Products skip their work while `desc->tokens == 0` (a device-loop forward after the end).
   void skip_when_idle(const kernels::ForwardDesc* desc) { idle_ = desc; }
 
-  /// Runs `body`'s launches `times` times, as a graph replay does on the device.
+  /// Runs `body`'s launches `times` times, as a graph replay does on the device; counted as
+  /// the CUDA executor counts (one capture and `times` replays on a context that can be
+  /// captured, `times` direct steps on an unbound workspace's).
   template <class Body>
   void replay(int times, Body&& body) {
+    if (times <= 0) return;
+    if (ctx_.capturable()) {
+      ctx_.count_capture();
+      ctx_.count_replays(times);
+    } else {
+      ctx_.count_direct_steps(times);
+    }
     for (int i = 0; i < times; ++i) body();
   }
 
-  /// Copies the loop's outcome back: the device backend's one wait, here a plain copy.
+  /// Copies the loop's outcome back: the device backend's one wait, here a plain copy
+  /// (counted on the context as the device's wait).
   void read(const std::int32_t* src, std::span<std::int32_t> dst) {
     std::copy(src, src + dst.size(), dst.data());
+    ctx_.synchronize();
   }
 
+  /// Multi-token products run as one GEMV per token: no widened copy of 16-bit weights.
+  static constexpr bool widens_16bit_products = false;
+
  private:
+  HostGridContext& ctx_;
   const kernels::ForwardDesc* idle_ = nullptr;
 };
 

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "baton/backend/backend.hpp"
@@ -39,14 +41,31 @@ class Workspace {
   /// buffer is checked against its own need, so one workspace can serve models of different
   /// shapes without a buffer too small for one of them.
   void ensure(const ModelConfig& c, int tokens, int logit_rows) {
+    const ActivationSizes z = sizes(c, tokens, logit_rows);
+    grow(x, z.x);
+    grow(xn, z.xn);
+    grow(qkv, z.qkv);
+    grow(attn, z.attn);
+    grow(gate_up, z.gate_up);
+    grow(act, z.act);
+    grow(logits, z.logits);
+  }
+  /// The f32 elements of each activation buffer for a forward of `tokens` tokens with
+  /// `logit_rows` rows of logits.
+  struct ActivationSizes {
+    std::size_t x, xn, qkv, attn, gate_up, act, logits;
+    std::size_t total() const { return x + xn + qkv + attn + gate_up + act + logits; }
+  };
+  static ActivationSizes sizes(const ModelConfig& c, int tokens, int logit_rows) {
     const std::size_t n = static_cast<std::size_t>(tokens);
-    grow(x, n * c.hidden_size);
-    grow(xn, n * c.hidden_size);
-    grow(qkv, n * (c.q_dim() + 2 * c.kv_dim()));
-    grow(attn, n * c.q_dim());
-    grow(gate_up, n * 2 * c.intermediate_size);
-    grow(act, n * c.intermediate_size);
-    grow(logits, static_cast<std::size_t>(logit_rows) * c.vocab_size);
+    const auto z = [](long v) { return static_cast<std::size_t>(v); };
+    return {n * z(c.hidden_size),
+            n * z(c.hidden_size),
+            n * z(c.q_dim() + 2 * c.kv_dim()),
+            n * z(c.q_dim()),
+            n * 2 * z(c.intermediate_size),
+            n * z(c.intermediate_size),
+            z(logit_rows) * z(c.vocab_size)};
   }
 
   buffer<float> x;                  ///< [n, hidden] residual stream
@@ -62,9 +81,27 @@ class Workspace {
   typename detail::workspace_extras<B>::type extras;
 
  private:
-  static void grow(buffer<float>& b, std::size_t need) {
-    if (b.size() < need) b = buffer<float>(need);
+  void grow(buffer<float>& b, std::size_t need) {
+    if constexpr (requires { extras.grow(b, need); }) {
+      extras.grow(b, need);  // the backend's counted path (backend/exec_binding.hpp)
+    } else if (b.size() < need) {
+      b = buffer<float>(need);
+    }
   }
 };
+
+/// The execution context B's workspaces bind to and count on (CudaContext, HostGridContext:
+/// `ws.extras.bind(ctx)`, `ws.extras.bound_context()`), or void for a backend without one.
+template <Backend B>
+struct exec_context {
+  using type = void;
+};
+template <Backend B>
+requires requires(Workspace<B>& w) { w.extras.bound_context(); }
+struct exec_context<B> {
+  using type = std::remove_cvref_t<decltype(std::declval<Workspace<B>&>().extras.context())>;
+};
+template <Backend B>
+using exec_context_t = typename exec_context<B>::type;
 
 }  // namespace baton

@@ -18,9 +18,12 @@
 /// Every write is queued from kernel arguments (no staging buffer, no wait), on the first
 /// stage's workspace: the stages of a relay run in order on one stream (a run-time relay binds
 /// them all to its context; a typed relay on baton::cuda binds all of them, or none).
-/// Buffers are sized before a request's first launch and never reallocated during it.
+/// Buffers are sized at prepare() (the relay's pre-warm) for the longest input any stage takes
+/// and gate needles of up to kNeedleWords ids, through the writer's counted path: a request
+/// allocates nothing unless its gate's needle is longer.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -66,14 +69,21 @@ class DeviceHandoff {
         all.insert(all.end(), segs[k].ids.begin(), segs[k].ids.end());
       }
     }
-    literals_ = buffer<std::int32_t>(all.size() + 1);
+    literals_ = sized(all.size() + 1);
     stored_.clear();
     host_out_.clear();
+    int longest_input = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t words = 1 + static_cast<std::size_t>(stages_[i]->max_new());
-      stored_.emplace_back(read_as_feedback_[i] ? words : 0);
-      host_out_.emplace_back(applies(static_cast<int>(i)) ? 0 : words);  // run on the host
+      stored_.push_back(sized(read_as_feedback_[i] ? words : 0));
+      host_out_.push_back(sized(applies(static_cast<int>(i)) ? 0 : words));  // run on the host
+      longest_input = std::max(longest_input, stages_[i]->max_input());
     }
+    // A request no stage could take is refused before it is written; one that fits the
+    // longest input, and a gate needle of up to kNeedleWords ids, need no allocation later.
+    request_ = sized(static_cast<std::size_t>(longest_input));
+    needle_ = sized(kNeedleWords + 1);
+    needle_ids_.assign(1, -1);  // nothing written in the buffer yet
     Exec<> exec(writer());
     write_ids(exec, raw_pointer(literals_.data()), all);
     latest_.assign(n, {});
@@ -85,14 +95,15 @@ class DeviceHandoff {
   /// Writes the request's ids, and the gate's needle when it is a built-in not yet written.
   void begin_request(std::span<const std::int32_t> request, const Gate& gate) {
     check_ids(request, "relay request");
-    if (request_.size() < request.size()) request_ = buffer<std::int32_t>(request.size());
+    writer().extras.grow(request_, request.size());
     request_len_ = static_cast<int>(request.size());
     Exec<> exec(writer());
     write_ids(exec, raw_pointer(request_.data()), request);
     gate_ = {};
     if (gate.built_in()) {
       if (needle_.size() < gate.needle().size() + 1) {
-        needle_ = buffer<std::int32_t>(gate.needle().size() + 1);
+        needle_ = buffer<std::int32_t>();
+        writer().extras.grow(needle_, gate.needle().size() + 1);  // counted
         needle_ids_.assign(1, -1);  // nothing written in the new buffer yet
       }
       if (needle_ids_ != gate.needle()) {
@@ -180,6 +191,14 @@ class DeviceHandoff {
 
  private:
   Workspace<B>& writer() { return stages_.front()->workspace(0); }
+  /// A buffer of `n` words, through the writer's counted path (backend/exec_binding.hpp).
+  buffer<std::int32_t> sized(std::size_t n) {
+    buffer<std::int32_t> b;
+    writer().extras.grow(b, n);
+    return b;
+  }
+  /// Gate needle ids room is made for at prepare().
+  static constexpr std::size_t kNeedleWords = 64;
 
   void check_ids(std::span<const std::int32_t> ids, const std::string& what) const {
     const int vocab = stages_.front()->vocab_size();

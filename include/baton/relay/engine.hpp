@@ -17,9 +17,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "baton/core/error.hpp"
@@ -70,7 +73,25 @@ class RelayEngine {
     }
     latest_.resize(n);
     previous_.resize(n);
+    if constexpr (kSharedContext) share_one_context();
   }
+  RelayEngine(const RelayEngine&) = delete;
+  RelayEngine& operator=(const RelayEngine&) = delete;
+  ~RelayEngine() {
+    if constexpr (kSharedContext) {
+      // The workspaces outlive the engine (the stages belong to the caller): leave none bound
+      // to the context that goes with it, after its queued work is done.
+      if (own_context_)
+        for (StageBase<B>* st : stages_)
+          for (Workspace<B>& ws : st->workspaces()) ws.extras.unbind();
+    }
+  }
+
+  /// Whether this backend's workspaces run on an execution context (a stream on baton::cuda,
+  /// its stand-in on the host grid) that a relay must share among all its stages.
+  static constexpr bool kSharedContext = requires(Workspace<B> & w) { w.extras.bound_context(); };
+  /// The context every stage runs on, once checked (device-loop backends).
+  auto* context() requires kSharedContext { return context_; }
 
   int size() const { return static_cast<int>(stages_.size()); }
   StageBase<B>& stage(int i) { return *stages_.at(i); }
@@ -241,6 +262,54 @@ class RelayEngine {
     if constexpr (kDeviceHandoff) handoff_.ran_on_host(i, g.ids);
     return g;
   }
+
+  /// One stream per relay: every workspace of every stage bound to the same context, or none
+  /// bound (the engine then binds them all to one of its own). Anything else would let one
+  /// stage read ids or K/V another stream has not finished writing: refused here.
+  void share_one_context() {
+    using Ctx = context_type;
+    const Ctx* seen = nullptr;
+    std::string seen_at;
+    bool unbound = false;
+    std::string unbound_at;
+    for (StageBase<B>* st : stages_) {
+      int slot = 0;
+      for (Workspace<B>& ws : st->workspaces()) {
+        const std::string at = "stage '" + st->name() + "' slot " + std::to_string(slot++);
+        const Ctx* c = ws.extras.bound_context();
+        if (c == nullptr) {
+          if (!unbound) unbound_at = at;
+          unbound = true;
+        } else if (seen == nullptr) {
+          seen = c;
+          seen_at = at;
+        } else {
+          BATON_CHECK(c == seen, usage_error, "relay: ", at,
+                      " is bound to another execution "
+                      "context than ",
+                      seen_at,
+                      "; the stages of a relay run on one stream (bind "
+                      "every workspace to the same context, or none)");
+        }
+      }
+    }
+    BATON_CHECK(seen == nullptr || !unbound, usage_error, "relay: ", seen_at,
+                " is bound to an execution context but ", unbound_at,
+                " is not; the stages of a relay run on one stream (bind every workspace to the "
+                "same context, or none)");
+    if (seen == nullptr) {
+      own_context_ = std::make_shared<Ctx>();
+      for (StageBase<B>* st : stages_)
+        for (Workspace<B>& ws : st->workspaces()) ws.extras.bind(*own_context_);
+      context_ = own_context_.get();
+    } else {
+      context_ = const_cast<Ctx*>(seen);
+    }
+  }
+
+  using context_type = exec_context_t<B>;
+  std::shared_ptr<context_type> own_context_;  // the context of a relay nobody bound
+  context_type* context_ = nullptr;
 
   std::vector<StageBase<B>*> stages_;
   std::vector<std::vector<std::int32_t>> latest_;    // each stage's latest output

@@ -53,6 +53,8 @@ class StageBase {
   // ---- the device hand-off (relay/device_handoff.hpp), on backends with a device loop ------
   virtual int vocab_size() const = 0;
   virtual int max_new() const = 0;
+  /// The longest input a request may bring (the slot's capacity).
+  virtual int max_input() const = 0;
   /// Whether run_handed_off() applies: the backend runs a device loop and this stage takes it
   /// (no host interceptor present, at most kernels::kMaxDeviceStopIds stop ids).
   virtual bool takes_device_handoff() const = 0;
@@ -66,6 +68,8 @@ class StageBase {
   virtual kernels::IdSource output_on_device(int slot) = 0;
   /// The workspace of `slot` (its executor queues the relay's own writes).
   virtual Workspace<B>& workspace(int slot) = 0;
+  /// Every slot's workspace (a relay checks they share one execution context).
+  virtual std::span<Workspace<B>> workspaces() = 0;
 };
 
 template <class StageT>
@@ -110,8 +114,13 @@ class Stage final : public StageBase<typename Model::backend> {
         limits_(std::move(limits)),
         chain_(std::move(chain)),
         workspaces_(shape.slots),
+        branch_states_(static_cast<std::size_t>(shape.slots)),
         busy_(shape.slots, false) {
     check_prefix_fits();
+    // Each slot's interceptor states live in one buffer made here and reused by every request
+    // on the slot: opening a branch then writes its initial states without allocating.
+    if constexpr (Chain::has_device_members)
+      for (auto& b : branch_states_) b = state_buffer(1);
     BATON_CHECK(limits_.max_new > 0, config_error, "stage '", name_, "': max_new must be > 0 (got ",
                 limits_.max_new, ")");
   }
@@ -127,6 +136,11 @@ class Stage final : public StageBase<typename Model::backend> {
                   " serves a request");
     warm_ = false;
     check_prefix_fits();
+    // Scratch for every run a slot can serve (prefix, longest input, max_new), sized now: no
+    // request allocates (on CUDA an allocation could synchronise the device).
+    if constexpr (HasDeviceLoop<backend>)
+      for (auto& ws : workspaces_)
+        reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, limits_.max_new);
     cache_.reset_prefix();  // the only place positions go back to 0
     if (!prefix_.empty()) {
       forward(*model_, workspaces_[0], slice_, cache_, KvTarget::prefix(), 0,
@@ -179,6 +193,7 @@ class Stage final : public StageBase<typename Model::backend> {
   // ---- the device hand-off ----------------------------------------------------------
   int vocab_size() const override { return model_->config().vocab_size; }
   int max_new() const override { return limits_.max_new; }
+  int max_input() const override { return cache_.shape().tail_capacity; }
   bool takes_device_handoff() const override {
     if constexpr (HasDeviceLoop<backend>) {
       return !chain_.host_members_present() &&
@@ -238,7 +253,7 @@ class Stage final : public StageBase<typename Model::backend> {
   const StageLimits& limits() const { return limits_; }
   const Chain& chain() const { return chain_; }
   /// The per-slot workspaces (on baton::cuda, bind each to the relay's context).
-  std::span<Workspace<backend>> workspaces() { return workspaces_; }
+  std::span<Workspace<backend>> workspaces() override { return workspaces_; }
 
  private:
   friend session_type;
@@ -272,7 +287,9 @@ class Stage final : public StageBase<typename Model::backend> {
   std::vector<Segment> segments_;
   StageLimits limits_;
   Chain chain_;
+  using state_buffer = typename request_state::branch_type::device_buffer;
   std::vector<Workspace<backend>> workspaces_;  // one per slot: sessions never share logits
+  std::vector<state_buffer> branch_states_;     // one per slot: its requests' device states
   std::vector<bool> busy_;
   bool warm_ = false;
 };
@@ -314,7 +331,11 @@ class Session {
         request_(std::make_unique<typename StageT::request_state>()),
         decoder_(*stage.model_, stage.slice_, stage.cache_, stage.workspaces_[slot],
                  KvTarget::in_slot(slot), stage.limits_, stage.chain_,
-                 request_->open(stage.chain_, stage.name_, stage.name_, stage.limits_.max_new),
+                 request_->open(stage.chain_, stage.name_, stage.name_, stage.limits_.max_new,
+                                stage.branch_states_[slot],
+                                [ws = &stage.workspaces_[slot]](auto& buf, const auto& init) {
+                                  store_value(*ws, buf, init);
+                                }),
                  stage.name_) {
     stage.busy_[slot] = true;
   }

@@ -2,13 +2,18 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief Attention over a KV span (prefix then tail) split across blocks (flash-decoding):
-///        each block scores one chunk of positions for one (token, q head) and writes a
+///        each block scores one split of positions for one (token, q head) and writes a
 ///        partial softmax (its max, its sum of weights and the weighted sum of values); a
 ///        second kernel merges the partials. The causal mask is the per-token length
 ///        desc->first_pos + t + 1, so one kernel serves decode (1 token) and prefill (n).
 ///
-/// Grids are sized from capacity (splits = chunks covering the cache's capacity); a chunk past
-/// a token's length writes an empty partial (max -INFINITY, sum 0), which the merge weighs 0.
+/// Grids are sized from capacity, so a captured step serves every position; a split past a
+/// token's length writes an empty partial (max -INFINITY, sum 0), which the merge weighs 0.
+/// The split count is bounded (attention_split): small caches get one split per 128 positions
+/// (up to kAttentionSplitsTarget, enough blocks to fill the GPU at batch 1), larger ones give
+/// each split a longer span (up to kAttentionMaxSpan positions, whose weights the block keeps
+/// in shared memory), so the partials a forward needs grow with its tokens, not with tokens x
+/// capacity (docs/cuda.md: the scratch formula).
 #pragma once
 
 #include <cmath>
@@ -22,13 +27,36 @@
 
 namespace baton::kernels {
 
-/// Positions one block of the split attention scores.
+/// Threads of a split-attention block: positions one pass of the block scores.
 inline constexpr int kAttentionChunk = 128;
+/// Splits a cache gets before its splits grow longer instead of more numerous.
+inline constexpr int kAttentionSplitsTarget = 32;
+/// Positions one split covers at most (its weights live in the block's shared memory: 16 KiB).
+inline constexpr int kAttentionMaxSpan = 4096;
 
-/// Chunks needed to cover `capacity` positions: the split count a launch is sized for.
-constexpr int attention_splits(int capacity) {
-  return capacity <= 0 ? 1 : (capacity + kAttentionChunk - 1) / kAttentionChunk;
+/// How a capacity is split: `splits` blocks per (token, head), each covering `span` positions
+/// (a multiple of kAttentionChunk).
+struct AttentionSplit {
+  int splits = 1;
+  int span = kAttentionChunk;
+};
+
+/// The split a launch for `capacity` positions is sized for: one split per 128 positions up to
+/// kAttentionSplitsTarget splits, then longer spans, and more splits only once a span would
+/// pass kAttentionMaxSpan (beyond 128k positions).
+constexpr AttentionSplit attention_split(int capacity) {
+  if (capacity <= 0) return {};
+  const auto ceil_div = [](long a, long b) { return static_cast<int>((a + b - 1) / b); };
+  const int chunks = ceil_div(capacity, kAttentionChunk);
+  int splits = chunks < kAttentionSplitsTarget ? chunks : kAttentionSplitsTarget;
+  const int at_least = ceil_div(capacity, kAttentionMaxSpan);
+  if (splits < at_least) splits = at_least;
+  const int span = ceil_div(ceil_div(capacity, splits), kAttentionChunk) * kAttentionChunk;
+  return {splits, span};
 }
+
+/// The split count for `capacity` (attention_split(capacity).splits).
+constexpr int attention_splits(int capacity) { return attention_split(capacity).splits; }
 
 /// Where the partials of split `s` of row `row` live: [rows, splits] pairs (max, sum) and
 /// [rows, splits, D] weighted value sums.
@@ -46,7 +74,7 @@ BATON_HD inline float merge_weight(float m, float overall) {
 
 template <KvLayout L>
 struct SplitAttentionKernel {
-  static constexpr unsigned kThreads = kAttentionChunk;  // one position per thread
+  static constexpr unsigned kThreads = kAttentionChunk;  // one position per thread and pass
   static constexpr int kPhases = 4;
   static constexpr int D = L::head_dim;
   /// Row r = t * q_heads + h: query token t, head h (kv head h / group).
@@ -59,51 +87,59 @@ struct SplitAttentionKernel {
     float scale = 1.0f;
     const ForwardDesc* desc = nullptr;
     AttentionPartials out;
+    int span = kAttentionChunk;  ///< positions per split (attention_split), <= kAttentionMaxSpan
   };
   struct Shared {
     float q[D];
-    float w[kThreads];
+    float w[kAttentionMaxSpan];  ///< the split's scores, then its weights
     grid::BlockReduceStorage<float, kThreads> max;
     grid::BlockReduceStorage<float, kThreads> sum;
   };
-  struct Regs {
-    float score;
-  };
+  struct Regs {};
   /// tokens x q_heads rows, splits from the capacity the cache can reach.
   static grid::LaunchConfig config(int tokens, int q_heads, int splits) {
     return {static_cast<unsigned>(tokens * q_heads), static_cast<unsigned>(splits), kThreads};
   }
 
   template <int P>
-  BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs& r, const Args& a) {
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs&, const Args& a) {
     const int row = static_cast<int>(at.block_x);
     const int t = row / a.q_heads, h = row % a.q_heads, kvh = h / a.group;
-    const int start = static_cast<int>(at.block_y) * kAttentionChunk;
+    const int start = static_cast<int>(at.block_y) * a.span;
     const int len = a.desc->first_pos + t + 1;  // the causal mask
-    const int pos = start + static_cast<int>(at.thread);
-    const bool valid = pos < len;
+    const int passes = a.span / kAttentionChunk;
+    const int me = static_cast<int>(at.thread);
     if constexpr (P == 0) {
       const float* q = a.q + static_cast<std::size_t>(t) * a.q_stride + h * D;
-      for (int d = static_cast<int>(at.thread); d < D; d += kThreads) sh.q[d] = q[d];
+      for (int d = me; d < D; d += kThreads) sh.q[d] = q[d];
     } else if constexpr (P == 1) {
-      float s = -INFINITY;
-      if (valid) {
-        const auto* k = a.kv.key(kvh, pos);
-        float dot = 0.0f;
-        for (int d = 0; d < D; ++d) dot += sh.q[d] * widen(k[d]);
-        s = dot * a.scale;
+      float m = -INFINITY;
+      for (int k = 0; k < passes; ++k) {
+        const int j = k * kAttentionChunk + me, pos = start + j;
+        float s = -INFINITY;
+        if (pos < len) {
+          const auto* key = a.kv.key(kvh, pos);
+          float dot = 0.0f;
+          for (int d = 0; d < D; ++d) dot += sh.q[d] * widen(key[d]);
+          s = dot * a.scale;
+        }
+        sh.w[j] = s;  // only this thread reads it back (phase 2), so no barrier is needed
+        m = grid::MaxOp{}(m, s);
       }
-      r.score = s;
-      grid::block_reduce(at, sh.max, s, grid::MaxOp{});
+      grid::block_reduce(at, sh.max, m, grid::MaxOp{});
     } else if constexpr (P == 2) {
-      const float w = valid ? expf(r.score - sh.max.result) : 0.0f;
-      sh.w[at.thread] = w;
-      grid::block_reduce(at, sh.sum, w, grid::SumOp{});
+      float sum = 0.0f;
+      for (int k = 0; k < passes; ++k) {
+        const int j = k * kAttentionChunk + me;
+        const float w = start + j < len ? expf(sh.w[j] - sh.max.result) : 0.0f;
+        sh.w[j] = w;
+        sum += w;
+      }
+      grid::block_reduce(at, sh.sum, sum, grid::SumOp{});
     } else {
-      const int count =
-          len - start < 0 ? 0 : (len - start > kAttentionChunk ? kAttentionChunk : len - start);
+      const int count = len - start < 0 ? 0 : (len - start > a.span ? a.span : len - start);
       const std::size_t part = static_cast<std::size_t>(row) * a.out.splits + at.block_y;
-      for (int d = static_cast<int>(at.thread); d < D; d += kThreads) {
+      for (int d = me; d < D; d += kThreads) {
         float acc = 0.0f;
         for (int j = 0; j < count; ++j) acc += sh.w[j] * widen(a.kv.value(kvh, start + j)[d]);
         a.out.acc[part * D + d] = acc;
