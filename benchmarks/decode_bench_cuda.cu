@@ -427,8 +427,8 @@ int decode_bench_cuda(int argc, char** argv) try {
   for (const Shape& s : kShapes)
     if (shape == "all" || shape == s.name) o.shapes.push_back(&s);
   if (o.shapes.empty()) return usage();
-  if (!cuda_device_available()) {
-    std::cerr << "decode_bench --backend cuda: no CUDA device visible (exit 77)\n";
+  if (const CudaStatus status = cuda_status(); !status.usable()) {
+    std::cerr << "decode_bench --backend cuda: " << status.line() << " (exit 77)\n";
     return 77;
   }
   CudaContext ctx;

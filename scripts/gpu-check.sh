@@ -10,12 +10,15 @@
 #       runtime and cuBLAS; baton and decode_bench also run the host backend, whose libraries
 #       (OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz.
 #       Prints the command to run on the GPU machine. Fails if the folder passes 30 MiB.
-#   OUT/run.sh                           (on the GPU machine, from that folder) runs the device
-#       tests, compute-sanitizer on the smallest kernel tests, baton generate/relay on cuda
-#       against host, the comparison with transformers + peft through `baton generate
-#       --backend cuda`, and the decode benchmark on the 1.5B and 8B shapes with its targets;
-#       writes summary.txt. A step that cannot start (no device, unsupported architecture, a
-#       library that fails to load, a missing tool) is NOT RUN, never passed. <= 3 minutes.
+#   OUT/run.sh                           (on the GPU machine, from that folder) heads
+#       summary.txt with the GPU, the driver and the CUDA runtime's status and versions, then
+#       runs the device tests, baton generate/relay on cuda against host, the decode benchmark
+#       on the 1.5B and 8B shapes with its targets, compute-sanitizer (memcheck, racecheck,
+#       synccheck, initcheck) on the smallest kernel cases and one graph-replay case of the
+#       device loop, and the comparison with transformers + peft through `baton generate
+#       --backend cuda`. A step that cannot start (no usable device: the runtime's status says
+#       why; unsupported architecture, a library that fails to load, a missing tool) is NOT
+#       RUN, never passed. <= 3 minutes.
 # BATON_BUILD_DIR picks the build folder (default build/gpu-check; an already configured one,
 # such as CI's build/cuda, is reused as it is).
 set -euo pipefail

@@ -60,14 +60,27 @@ inline BackendChoice parse_backend(std::string_view value) {
   throw ArgError{"--backend must be host or cuda, got '" + detail::excerpt(value) + "'"};
 }
 
+/// Why no CUDA device can be used, in the runtime's words: its status, the driver's and the
+/// runtime's versions (a driver too old for the runtime is not a missing GPU).
+inline std::string cuda_device_absence() {
+#if BATON_CLI_CUDA
+  return cuda_device_status();
+#else
+  return "this baton was built without the CUDA backend";
+#endif
+}
+
 /// The backend a run uses: the one asked for, else the build's default. Asking for cuda
-/// where no device is visible is a device_error (status 1) before anything is loaded.
+/// where no device is visible is a device_error (status 1) before anything is loaded; the
+/// message carries the runtime's status and versions.
 inline BackendChoice resolve_backend(std::optional<BackendChoice> asked) {
   const bool device = cuda_device_visible();
   if (!asked) return kDefaultAuto && device ? BackendChoice::cuda : BackendChoice::host;
-  BATON_CHECK(*asked != BackendChoice::cuda || device, device_error,
-              "--backend cuda: no CUDA device is visible (the CUDA runtime found none); run on a "
-              "machine with an NVIDIA GPU, or use --backend host");
+  BATON_CHECK(
+      *asked != BackendChoice::cuda || device, device_error,
+      "--backend cuda: no CUDA device is visible (the CUDA runtime says: ", cuda_device_absence(),
+      "); run on a machine with an NVIDIA GPU and a driver for the CUDA runtime, or use "
+      "--backend host");
   return *asked;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "generate_job.hpp"
 
@@ -29,6 +30,10 @@ namespace baton::cli {
 
 /// True when the CUDA runtime sees a usable device. Never throws.
 bool cuda_device_present() noexcept;
+
+/// The CUDA runtime's status and the driver's and runtime's versions, for the message that
+/// says why no device can be used (baton::CudaStatus::reason()).
+std::string cuda_device_status();
 
 /// `baton generate` on the CUDA backend (Qwen2/Llama, f32 or bf16 weights; no grammar yet).
 Generated generate_on_cuda(const GenerateJob& job);

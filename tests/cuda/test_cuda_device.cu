@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 // The CUDA backend on a real GPU: buffers, a kernel and a cuBLAS product, each checked against
-// the same computation on the host. Exits 77 (ctest: Skipped) when no GPU is visible, so a
+// the same computation on the host. Exits 77 (ctest: Skipped) when no GPU is usable, so a
 // machine without one never reports these as passing.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/backend/cuda_kernels.cuh"
@@ -86,9 +88,26 @@ TEST_CASE("device errors surface as baton::device_error") {
   CHECK_NOTHROW(BATON_CUDA_CHECK(cudaGetLastError()));
 }
 
+// `test_cuda_device --cuda-status` prints the CUDA runtime's status and versions (and device
+// 0's name and architecture) and exits 0 when a device is usable, 77 otherwise: the GPU check's
+// run.sh heads its summary with it. Without a usable device the tests are skipped (exit 77),
+// and the same line, last, names the runtime's status (a driver too old for the runtime is
+// cudaErrorInsufficientDriver, not "no GPU").
 int main(int argc, char** argv) {
-  if (!baton::cuda_device_available()) {
-    std::puts("no CUDA device visible: skipping the device tests (exit 77)");
+  const baton::CudaStatus status = baton::cuda_status();
+  if (argc == 2 && std::string_view(argv[1]) == "--cuda-status") {
+    std::string line = status.line();
+    cudaDeviceProp prop{};
+    if (status.usable() && cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+      line += "; device 0: " + std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+              std::to_string(prop.minor) + ")";
+    }
+    std::puts(line.c_str());
+    return status.usable() ? 0 : 77;
+  }
+  if (!status.usable()) {
+    std::puts("test_cuda_device: the device tests are skipped (exit 77):");
+    std::puts(status.line().c_str());
     return 77;
   }
   doctest::Context context(argc, argv);

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 // The CUDA backend as plain C++ sees it (compiled by g++, linked against cudart and cuBLAS):
 // the tag satisfies the Backend concept, device memory cannot be dereferenced on the host, and
-// every failure is a baton::device_error, also on a machine with no GPU or driver.
+// every failure is a baton::device_error, also on a machine with no GPU or driver, and
+// cuda_status() names the runtime's own status there (baton/backend/cuda_status.hpp).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -88,5 +89,31 @@ TEST_CASE("allocation reports a missing device as device_error, never a crash") 
     CHECK_THROWS_AS(baton::cuda::download(b, std::span(small)), baton::usage_error);
   } else {
     CHECK_THROWS_AS(baton::DeviceBuffer<float>(16), baton::device_error);
+  }
+}
+
+TEST_CASE("cuda_status names the runtime's status and both versions") {
+  const baton::CudaStatus s = baton::cuda_status();
+  CHECK(s.usable() == baton::cuda_device_available());
+  // The runtime that was loaded is of the major version this was compiled against (libcudart's
+  // soname carries it); the driver's version is 0 only where no driver is installed.
+  CHECK(s.runtime_version / 1000 == CUDART_VERSION / 1000);
+  CHECK(s.driver_version >= 0);
+  const std::string line = s.line();
+  INFO(line);
+  CHECK(line.find("; driver " + std::to_string(s.driver_version)) != std::string::npos);
+  CHECK(line.find(", runtime " + std::to_string(s.runtime_version)) != std::string::npos);
+  if (s.usable()) {
+    CHECK(s.devices > 0);
+    CHECK(line.rfind("CUDA: " + std::to_string(s.devices) + " device", 0) == 0);
+  } else {
+    // A CI machine (no driver, so cudaErrorInsufficientDriver with driver 0), a driver too old
+    // for this runtime, or no GPU: whichever it is, the line names the runtime's own status.
+    CHECK(s.error != cudaSuccess);
+    CHECK(s.devices == 0);
+    const std::string name = s.name(), text = s.text();
+    CHECK(name.rfind("cudaError", 0) == 0);
+    CHECK_FALSE(text.empty());
+    CHECK(line.rfind("no usable CUDA device: " + name + " (" + text + "); driver ", 0) == 0);
   }
 }

@@ -6,12 +6,14 @@
 // prefill logits, greedy tokens with stop ids and max_new, a device deny set, the forced
 // write-position mismatch (position_error, prefix intact, next request correct), one host wait
 // per generation through the context's counter, the step graph captured once and updated in
-// place, a two-stage relay equal to the host grid's with one wait per stage run, and a relay
-// built at run time (build_relay_as_on<cuda>) with a device deny set equal to the host grid's.
+// place (and a small graph-replay case for the GPU check's sanitizers), a two-stage relay equal
+// to the host grid's with one wait per stage run, and a relay built at run time
+// (build_relay_as_on<cuda>) with a device deny set equal to the host grid's.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <fstream>
+#include <type_traits>
 #include <vector>
 
 #include "baton/intercept/token_set.hpp"
@@ -33,7 +35,11 @@ struct Rig {
   LoraSlice<16, B> slice = LoraSlice<16, B>::load(golden() / "qwen-c-lora-all", model);
   KvBuffer<L, B> cache{model.config(), kShape};
   Workspace<B> ws;
-  Rig() {
+  /// `ctx`: the context a cuda workspace is bound to before anything runs (null: none).
+  explicit Rig(CudaContext* ctx = nullptr) {
+    if constexpr (std::is_same_v<B, baton::cuda>) {
+      if (ctx) ws.extras.bind(*ctx);
+    }
     cache.reset_prefix();
     forward(model, ws, slice, cache, KvTarget::prefix(), 0, std::span(kPrefix), Logits::none);
     cache.freeze_prefix();
@@ -121,6 +127,34 @@ TEST_CASE("device loop on the GPU = the host grid: logits, tokens, stop ids, one
       c.decode({12, {}}, CC(TokenSet<baton::cuda>(TokenSetMode::deny, deny, 384)));
   CHECK(ctx.host_waits() - before == 1);
   CHECK(cd.ids == gd.ids);
+}
+
+// The small case the GPU check runs under compute-sanitizer (memcheck, racecheck, synccheck):
+// the workspace is bound to a context with its own stream from the start, so the loop's step is
+// captured into the workspace's CUDA graph and replayed (max_new 4: three replays per run), not
+// queued directly as on the legacy stream. The second run updates the instantiated graph in place.
+TEST_CASE("device loop on the GPU: graph replay on a context's own stream (sanitizer case)") {
+  CudaContext ctx;
+  REQUIRE(ctx.stream() != nullptr);  // the legacy default stream cannot be captured
+  Rig<baton::cuda> c(&ctx);
+  Rig<host_grid> g;
+  const DecodeOptions opt{4, {}};
+  const DecodeResult want = g.decode(opt);
+  REQUIRE(want.ids.size() == 4);
+  const CudaGraph& graph = c.ws.extras.step_graph();
+  long before = ctx.host_waits();
+  const DecodeResult first = c.decode(opt);
+  CHECK(ctx.host_waits() - before == 1);
+  CHECK(graph.captures() == 1);
+  CHECK(graph.instantiations() == 1);
+  CHECK(first.ids == want.ids);
+  before = ctx.host_waits();
+  const DecodeResult second = c.decode(opt);
+  CHECK(ctx.host_waits() - before == 1);
+  CHECK(graph.captures() == 2);
+  CHECK(graph.instantiations() == 1);
+  CHECK(second.ids == want.ids);
+  CHECK(second.host_waits == 1);
 }
 
 TEST_CASE("device loop on the GPU: a forced position mismatch is a position_error, prefix intact") {

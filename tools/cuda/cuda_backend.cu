@@ -24,6 +24,8 @@ struct CudaProgramBuilds {
 
 bool cuda_device_present() noexcept { return baton::cuda_device_available(); }
 
+std::string cuda_device_status() { return baton::cuda_status().reason(); }
+
 Generated generate_on_cuda(const GenerateJob& job) {
   return generate_dispatch<cuda, CudaProgramBuilds>(job, load_runtime_config(job.model));
 }

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "baton/backend/backend.hpp"
+#include "baton/backend/cuda_status.hpp"
 #include "baton/backend/device_ptr.hpp"
 #include "baton/backend/exec_binding.hpp"
 #include "baton/core/error.hpp"
@@ -84,16 +85,8 @@ inline void blocking_copy_to_host(void* dst, const void* src, std::size_t bytes,
 }  // namespace detail
 
 /// True when the CUDA runtime sees at least one usable device. Never throws: a machine
-/// without a driver or GPU (every CI machine) simply answers false.
-inline bool cuda_device_available() noexcept {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return count > 0;
-}
+/// without a driver or GPU (every CI machine) simply answers false; cuda_status() says why.
+inline bool cuda_device_available() noexcept { return cuda_status().usable(); }
 
 /// Owned device memory for `n` elements of T (plain data only), zero-filled like HostBuffer.
 /// Move-only: one allocation, one owner. `data()` returns a DevicePtr, which the host cannot
