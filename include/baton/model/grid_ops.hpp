@@ -34,6 +34,7 @@
 #include "baton/kernels/phased/forward_inputs.hpp"
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
+#include "baton/kernels/phased/rmsnorm_split.hpp"
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/kv/kv_view.hpp"
 #include "baton/model/workspace.hpp"
@@ -140,6 +141,7 @@ class GridForwardOps {
     s.grow(s.attn_max_sum, z(tokens) * c.num_heads * splits * 2);
     s.grow(s.attn_acc, z(tokens) * c.num_heads * splits * D);
     s.grow(s.chosen, z(rows));
+    s.grow(s.norm_squares, z(tokens) * kernels::rms_split(c.hidden_size).count);
   }
 
   void embed() {
@@ -256,10 +258,15 @@ class GridForwardOps {
   int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
   float eps() const { return static_cast<float>(c_.rms_norm_eps); }
 
+  /// The hidden-size norms, split over several blocks per row (kernels/phased/rmsnorm_split.hpp).
   void norm_rows(const float* x, float* y, int rows, const float* w) {
-    using K = kernels::RmsNormKernel<float>;
-    const int H = c_.hidden_size;
-    exec_.template launch<K>(K::config(rows), {x, y, H, H, H, 1, 1, w, w, eps()});
+    using KS = kernels::RmsSquaresKernel;
+    using KN = kernels::RmsScaleKernel<float>;
+    const int H = c_.hidden_size, chunk = kernels::rms_split(H).chunk;
+    const grid::LaunchConfig cfg = kernels::rms_split_config(rows, H);
+    float* squares = raw(s_.norm_squares);
+    exec_.template launch<KS>(cfg, {x, H, H, chunk, squares});
+    exec_.template launch<KN>(cfg, {x, y, H, H, H, chunk, squares, w, eps()});
   }
 
   /// Adds the slice's update for (layer, target) to output columns [0, out) of y.
