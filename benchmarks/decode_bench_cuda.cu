@@ -5,10 +5,12 @@
 ///        Llama-3-8B-shaped models whose random bf16 weights are made on the device (a
 ///        hash-based fill kernel; no files). Per shape: ms per token (median), the weight bytes
 ///        a token reads and the bytes/s that achieves against a read-only streaming kernel
-///        measured in the same run over as many bytes, kernels launched per token, prefill
-///        tokens/s, host waits per generation, and a three-stage relay's latency with its
-///        host waits per stage run; the issue's targets (>= 75% of the streaming bandwidth on
-///        the 8B shape, <= 1 host wait per stage run) as PASSED/FAILED fields. JSON on stdout.
+///        measured in the same run over as many bytes, per GEMV matrix shape the bytes in
+///        flight per SM with the fraction of that bandwidth they predict and the one measured
+///        (decode_bench_gemv.cuh), kernels launched per token, prefill tokens/s, host waits
+///        per generation, and a three-stage relay's latency with its host waits per stage run;
+///        the issue's targets (>= 75% of the streaming bandwidth on the 8B shape, <= 1 host
+///        wait per stage run) as PASSED/FAILED fields. JSON on stdout.
 ///        See benchmarks/README.md.
 #include <algorithm>
 #include <chrono>
@@ -27,7 +29,9 @@
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/cuda_forward.cuh"
 #include "baton/relay/relay.hpp"
+#include "cuda_event_timer.cuh"
 #include "decode_bench_cuda.hpp"
+#include "decode_bench_gemv.cuh"
 
 namespace {
 
@@ -177,24 +181,12 @@ double stream_read_bytes_per_s(CudaContext& ctx, std::size_t bytes, int runs) {
   int device = 0, sms = 0;
   BATON_CUDA_CHECK(cudaGetDevice(&device));
   BATON_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  cudaEvent_t t0, t1;
-  BATON_CUDA_CHECK(cudaEventCreate(&t0));
-  BATON_CUDA_CHECK(cudaEventCreate(&t1));
-  std::vector<double> rates;
-  for (int r = 0; r <= runs; ++r) {
-    BATON_CUDA_CHECK(cudaEventRecord(t0, ctx.stream()));
+  const double seconds = bench::median_event_seconds(ctx, runs, [&] {
     stream_read_kernel<<<sms * 8, 256, 0, ctx.stream()>>>(buf.data().get(), words,
                                                           sink.data().get());
     BATON_CUDA_CHECK(cudaGetLastError());
-    BATON_CUDA_CHECK(cudaEventRecord(t1, ctx.stream()));
-    ctx.synchronize();
-    float ms = 0;
-    BATON_CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-    if (r > 0) rates.push_back(static_cast<double>(words * sizeof(uint4)) / (ms * 1e-3));
-  }
-  (void)cudaEventDestroy(t0);
-  (void)cudaEventDestroy(t1);
-  return median(rates);
+  });
+  return static_cast<double>(words * sizeof(uint4)) / seconds;
 }
 
 // ---- measurements ----------------------------------------------------------------------------
@@ -316,6 +308,8 @@ nlohmann::json bench_shape(const Shape& s, const Options& o, CudaContext& ctx) {
   const double roofline_ms = 1e3 * bytes / stream;
   out["roofline_ms_per_token"] = roofline_ms;
   out["gap_ms_per_token"] = ms - roofline_ms;
+  // Per matrix shape: bytes in flight per SM, the fraction they predict, the one measured.
+  out["gemv"] = bench::gemv_report(model, ctx, stream, o.runs);
   out["host_waits_per_generation"] = median(waits);
   out["host_waits_per_token"] = median(waits) / o.decode;
   out["decode_result_host_waits"] = result_waits;

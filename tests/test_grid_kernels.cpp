@@ -7,20 +7,24 @@
 // splits), prefix + tail spans, and strides wider than the rows.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "baton/backend/host.hpp"
 #include "baton/grid/host_grid.hpp"
-#include "baton/kernels/phased/argmax_block.hpp"
+#include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/attention_split.hpp"
+#include "baton/kernels/phased/decode_step.hpp"
 #include "baton/kernels/phased/elementwise.hpp"
 #include "baton/kernels/phased/embed.hpp"
 #include "baton/kernels/phased/gemv.hpp"
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
+#include "baton/kernels/phased/rmsnorm_split.hpp"
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/kernels/rope.hpp"
 #include "reference/naive_model.hpp"
@@ -51,6 +55,22 @@ void check_close(double got, double want, double scale, double rel, const char* 
   REQUIRE(std::abs(got - want) <= rel * scale + 1e-6);
 }
 
+/// y = RMSNorm(x) * w for `rows` rows of `n` at stride `ld`, against double; the gap between
+/// rows (filled with 7 before the launch) is not written.
+void check_rmsnorm(const std::vector<float>& x, const std::vector<float>& w,
+                   const std::vector<float>& y, int rows, int n, int ld, const char* what) {
+  for (int r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int i = 0; i < n; ++i) ss += double(x[r * ld + i]) * x[r * ld + i];
+    const double inv = 1.0 / std::sqrt(ss / n + 1e-6);
+    for (int i = 0; i < n; ++i) {
+      const double want = x[r * ld + i] * inv * w[i];
+      check_close(y[r * ld + i], want, std::abs(want), 1e-5, what, i);
+    }
+    for (int i = n; i < ld; ++i) REQUIRE(y[r * ld + i] == 7.0f);
+  }
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("embedding gather widens the token rows exactly", S, f32, bf16, f16) {
@@ -74,17 +94,41 @@ TEST_CASE("RMSNorm rows: block-reduced sum of squares against double") {
     std::vector<float> y(std::size_t(rows) * ld, 7.0f);
     run_on_host_grid<K>(K::config(rows),
                         {x.data(), y.data(), ld, ld, n, 1, 1, w.data(), w.data(), 1e-6f});
-    for (int r = 0; r < rows; ++r) {
-      double ss = 0;
-      for (int i = 0; i < n; ++i) ss += double(x[r * ld + i]) * x[r * ld + i];
-      const double inv = 1.0 / std::sqrt(ss / n + 1e-6);
-      for (int i = 0; i < n; ++i) {
-        const double want = x[r * ld + i] * inv * w[i];
-        check_close(y[r * ld + i], want, std::abs(want), 1e-5, "rmsnorm", i);
-      }
-      for (int i = n; i < ld; ++i) REQUIRE(y[r * ld + i] == 7.0f);  // the gap is not written
-    }
+    check_rmsnorm(x, w, y, rows, n, ld, "rmsnorm");
   }
+}
+
+TEST_CASE("RMSNorm split over blocks: slice sums of squares, then scale, against double") {
+  using KS = kernels::RmsSquaresKernel;
+  using KN = kernels::RmsScaleKernel<float>;
+  // One slice (64, 200, 512), several (1000, 1536, 4096, 5000: a short last slice), and the
+  // most the scale kernel adds up (100000: 128 slices of 782).
+  for (const int n : {64, 200, 512, 1000, 1536, 4096, 5000, 100000}) {
+    CAPTURE(n);
+    const grid::Slices split = kernels::rms_split(n);
+    CHECK(split.count <= int(kernels::kRmsSplitThreads));
+    CHECK(split.count * split.chunk >= n);
+    const int rows = 3, ld = n + 5;
+    const auto x = random_floats(std::size_t(rows) * ld, 2 + n, -3.0f, 3.0f);
+    const auto w = random_floats(n, 3 + n, 0.5f, 1.5f);
+    std::vector<float> y(std::size_t(rows) * ld, 7.0f);
+    std::vector<float> squares(std::size_t(rows) * split.count, NAN);
+    const grid::LaunchConfig cfg = kernels::rms_split_config(rows, n);
+    run_on_host_grid<KS>(cfg, {x.data(), ld, n, split.chunk, squares.data()});
+    run_on_host_grid<KN>(
+        cfg, {x.data(), y.data(), ld, ld, n, split.chunk, squares.data(), w.data(), 1e-6f});
+    check_rmsnorm(x, w, y, rows, n, ld, "split rmsnorm");
+  }
+  // In place (y = x), as RmsNormKernel allows.
+  const int n = 3000;
+  const auto x0 = random_floats(n, 81, -2.0f, 2.0f);
+  const auto w = random_floats(n, 82, 0.5f, 1.5f);
+  std::vector<float> x = x0, squares(kernels::rms_split(n).count);
+  const int chunk = kernels::rms_split(n).chunk;
+  run_on_host_grid<KS>(kernels::rms_split_config(1, n), {x.data(), n, n, chunk, squares.data()});
+  run_on_host_grid<KN>(kernels::rms_split_config(1, n),
+                       {x.data(), x.data(), n, n, n, chunk, squares.data(), w.data(), 1e-6f});
+  check_rmsnorm(x0, w, x, 1, n, n, "split rmsnorm in place");
 }
 
 TEST_CASE("per-head q/k RMSNorm (Qwen3) in place, v heads untouched") {
@@ -369,20 +413,45 @@ TEST_CASE("LoRA shrink then expand, ranks 1, 16 and 256") {
   }
 }
 
+namespace {
+
+/// y = W x (+ bias) (+ y0) in double, and the sum of |terms| (check_close's scale).
+template <StorageType W>
+void check_gemv(const W* w, const float* x, const std::vector<float>& y, const float* bias,
+                const std::vector<float>& y0, int rows, int cols, bool accumulate) {
+  for (int r = 0; r < rows; ++r) {
+    double want = (accumulate ? y0[r] : 0.0) + (bias ? bias[r] : 0.0), mag = 0;
+    for (int i = 0; i < cols; ++i) {
+      const double term = double(widen(w[std::size_t(r) * cols + i])) * x[i];
+      want += term;
+      mag += std::abs(term);
+    }
+    check_close(y[r], want, mag + 1.0, 1e-6, "gemv", r);
+  }
+}
+
+}  // namespace
+
 TEST_CASE_TEMPLATE("batch-1 GEMV: 128-bit and scalar paths, bias, accumulate", W, f32, bf16, f16) {
   using K = kernels::GemvKernel<W>;
   struct Shape {
     int rows, cols;
     bool vectorized;
+    int offset = 0;  ///< elements the matrix starts past an aligned address
   };
-  for (const Shape s :
-       {Shape{1, 8, true}, Shape{37, 67, false}, Shape{13, 256, true}, Shape{300, 1536, true}}) {
+  // Rows not a multiple of 8; 1032 columns leave a remainder after the unrolled loop for every
+  // type (129 bf16/f16 packs: 128 + 1; 258 f32 packs: 256 + 2), 1536 leaves one for 16-bit
+  // types only; a matrix one element off 16 bytes takes the scalar path.
+  for (const Shape s : {Shape{1, 8, true}, Shape{37, 67, false}, Shape{13, 256, true},
+                        Shape{300, 1536, true}, Shape{37, 1032, true}, Shape{11, 1032, false, 1}}) {
     for (const bool with_bias : {false, true}) {
       for (const int accumulate : {0, 1}) {
         CAPTURE(s.rows);
         CAPTURE(s.cols);
+        CAPTURE(s.offset);
         const auto wf = random_floats(std::size_t(s.rows) * s.cols, 41 + s.cols);
-        HostBuffer<W> w(wf.size());
+        HostBuffer<W> storage(wf.size() + s.offset);
+        W* w = storage.data() + s.offset;
         for (std::size_t i = 0; i < wf.size(); ++i) w[i] = narrow<W>(wf[i]);
         HostBuffer<float> x(s.cols);
         const auto xf = random_floats(s.cols, 42);
@@ -390,57 +459,274 @@ TEST_CASE_TEMPLATE("batch-1 GEMV: 128-bit and scalar paths, bias, accumulate", W
         const auto bias = random_floats(s.rows, 43);
         const auto y0 = random_floats(s.rows, 44);
         std::vector<float> y = y0;
-        const int vec = K::can_vectorize(w.data(), x.data(), s.cols);
+        const int vec = K::can_vectorize(w, x.data(), s.cols);
         // 16-byte rows exist for every type at these widths except 67 columns.
         REQUIRE(bool(vec) == (s.vectorized && (s.cols * sizeof(W)) % 16 == 0));
+        const float* b = with_bias ? bias.data() : nullptr;
         run_on_host_grid<K>(K::config(s.rows),
-                            {w.data(), x.data(), y.data(), with_bias ? bias.data() : nullptr,
-                             s.rows, s.cols, accumulate, vec});
-        for (int r = 0; r < s.rows; ++r) {
-          double want = (accumulate ? y0[r] : 0.0) + (with_bias ? bias[r] : 0.0), mag = 0;
-          for (int i = 0; i < s.cols; ++i) {
-            want += double(widen(w[std::size_t(r) * s.cols + i])) * x[i];
-            mag += std::abs(double(widen(w[std::size_t(r) * s.cols + i])) * x[i]);
-          }
-          check_close(y[r], want, mag + 1.0, 1e-6, "gemv", r);
-        }
+                            {w, x.data(), y.data(), b, s.rows, s.cols, accumulate, vec});
+        check_gemv(w, x.data(), y, b, y0, s.rows, s.cols, accumulate);
       }
     }
   }
 }
 
-TEST_CASE("argmax kernel: lowest id on ties, -1 for NaN or +Inf, any row length") {
-  using K = kernels::ArgmaxKernel;
-  const auto run = [](const std::vector<float>& row) {
-    std::int32_t id = -7;
-    run_on_host_grid<K>(K::config(1), {row.data(), int(row.size()), int(row.size()), &id});
-    return id;
+TEST_CASE("batch-1 GEMV: rows past the capped grid are reached by rounds; idle launches") {
+  using K = kernels::GemvKernel<bf16>;
+  // 65,535 blocks of 8 rows, then 13 rows more: a second round (blocks 0 and 1 take them).
+  const int rows = 65535 * 8 + 13, cols = 8;  // 16 bytes per row: one packed load
+  const auto w = narrowed<bf16>(random_floats(std::size_t(rows) * cols, 45));
+  HostBuffer<float> x(cols);
+  const auto xf = random_floats(cols, 46);
+  std::copy(xf.begin(), xf.end(), x.data());
+  const grid::LaunchConfig cfg = K::config(rows);
+  typename K::Args a{w.data(), x.data(), nullptr, nullptr, rows, cols, 0, 1};
+  REQUIRE(K::can_vectorize(w.data(), x.data(), cols));
+  CHECK(cfg.grid_x == 65535);
+  CHECK(grid::rounds_of<K>(cfg, a) == 2);
+  std::vector<float> y(rows, NAN);  // a row nobody writes stays NaN and fails below
+  a.y = y.data();
+  run_on_host_grid<K>(cfg, a);
+  check_gemv(w.data(), x.data(), y, nullptr, {}, rows, cols, false);
+
+  // A device-loop forward after the loop ended (descriptor tokens = 0) writes nothing.
+  const kernels::ForwardDesc done{5, 0}, live{5, 1};
+  const std::vector<float> before(16, 3.0f);
+  std::vector<float> small = before;
+  a = {w.data(), x.data(), small.data(), nullptr, 16, cols, 0, 1, &done};
+  run_on_host_grid<K>(K::config(16), a);
+  CHECK(small == before);
+  a.idle = &live;
+  run_on_host_grid<K>(K::config(16), a);
+  check_gemv(w.data(), x.data(), small, nullptr, {}, 16, cols, false);
+}
+
+namespace {
+
+/// Writes item * 64 + (thread + 1) % 64 (what thread + 1 stored in shared memory in phase 0)
+/// to out[item * 64 + thread] for every item, one item per (block, round); records what
+/// thread 0 of each round finds in the shared word the round before it wrote last.
+struct RoundsToy {
+  static constexpr unsigned kThreads = 64;
+  static constexpr int kPhases = 2;
+  struct Args {
+    int items = 0;
+    int* out = nullptr;            ///< [items, 64]
+    std::int32_t* seen = nullptr;  ///< [grid_x * rounds]
   };
-  for (const int n : {1, 37, 256, 257, 5003}) {
+  struct Shared {
+    int v[kThreads];
+    std::int32_t last;
+  };
+  struct Regs {
+    int item;
+  };
+  static unsigned rounds(const grid::LaunchConfig& cfg, const Args& a) {
+    return grid::rounds_for(static_cast<std::size_t>(a.items), cfg.grid_x);
+  }
+  template <int P>
+  static void phase(const grid::ThreadIndex& at, Shared& sh, Regs& r, const Args& a) {
+    if constexpr (P == 0) {
+      r.item = static_cast<int>(at.round * at.grid_x + at.block_x);
+      sh.v[at.thread] = r.item * 64 + static_cast<int>(at.thread);
+      if (at.thread == 0) a.seen[at.round * at.grid_x + at.block_x] = sh.last;
+    } else {
+      if (r.item < a.items) a.out[r.item * 64 + at.thread] = sh.v[(at.thread + 1) % kThreads];
+      sh.last = 1234;  // a later round must not see this
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("rounds: a grid-stride over blocks, each round a fresh block") {
+  static_assert(grid::HasRounds<RoundsToy> && !grid::HasRounds<kernels::SwigluKernel>);
+  CHECK(grid::rounds_of<kernels::SwigluKernel>({7, 1, 256}, {}) == 1);
+  for (const int items : {0, 1, 5, 7, 8, 20}) {
+    CAPTURE(items);
+    const grid::LaunchConfig cfg{7, 1, RoundsToy::kThreads};
+    const unsigned rounds = grid::rounds_for(items, 7);
+    CHECK(rounds == unsigned((items + 6) / 7));
+    std::vector<int> out(std::size_t(items) * 64, -5);
+    std::vector<std::int32_t> seen(7 * rounds, 99);
+    run_on_host_grid<RoundsToy>(cfg, {items, out.data(), seen.data()});
+    for (int i = 0; i < items; ++i)
+      for (int t = 0; t < 64; ++t) REQUIRE(out[i * 64 + t] == i * 64 + (t + 1) % 64);
+    for (const std::int32_t v : seen) CHECK(v == -1);  // poisoned, not 1234 from the round before
+  }
+}
+
+namespace {
+
+/// A device chain for the split argmax and the decode step: masks one id, adds the state's
+/// amount to another, counts the tokens it advances over and never stops.
+struct BoostMask {
+  static constexpr bool alters_on_device = true;
+  static constexpr bool has_device_members = true;
+  struct device_params {
+    int masked = -1;
+    int boosted = -1;
+  };
+  struct device_state {
+    float add = 0.0f;
+    int advanced = 0;
+  };
+  static float transform_logit(const device_params& p, const device_state& s, std::int32_t id,
+                               float logit) {
+    if (id == p.masked) return -INFINITY;
+    return id == p.boosted ? logit + s.add : logit;
+  }
+  static int advance(const device_params&, device_state& s, std::int32_t) {
+    ++s.advanced;
+    return -1;
+  }
+};
+
+/// The split argmax on the host grid: partials over blocks, then their combine.
+template <class Chain = kernels::PlainLogits>
+std::int32_t split_argmax(const std::vector<float>& row, typename Chain::device_params p = {},
+                          const typename Chain::device_state* st = nullptr) {
+  using KP = kernels::ArgmaxPartialKernel<Chain>;
+  using KC = kernels::ArgmaxCombineKernel;
+  const int n = int(row.size());
+  const grid::Slices split = kernels::argmax_split(n);
+  std::vector<kernels::ArgmaxPair> partials(split.count);
+  std::int32_t id = -7;
+  run_on_host_grid<KP>(KP::config(n),
+                       {row.data(), n, split.chunk, p, st, nullptr, partials.data()});
+  run_on_host_grid<KC>(KC::config(), {partials.data(), split.count, &id});
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("split argmax: lowest id on ties across blocks, -1 for NaN or +Inf, any length") {
+  for (const int n : {1, 37, 256, 257, 1024, 1025, 5003, 151936, 300007}) {
     CAPTURE(n);
+    const grid::Slices split = kernels::argmax_split(n);
+    // Every slice holds something, and the combine has a thread per slice.
+    CHECK(split.count <= kernels::kMaxArgmaxPartials);
+    CHECK((split.count - 1) * split.chunk < n);
+    CHECK(split.count * split.chunk >= n);
     auto row = random_floats(n, 51 + n, -10.0f, 10.0f);
     int want = 0;
     for (int i = 1; i < n; ++i)
       if (row[i] > row[want]) want = i;
-    CHECK(run(row) == want);
+    CHECK(split_argmax(row) == want);
+    // The winner on each slice's first and last entry (the longest row only in its first and
+    // last slice, for time).
+    for (int b = 0; b < split.count; ++b) {
+      if (n > 200000 && b > 0 && b < split.count - 1) continue;
+      for (const int at : {b * split.chunk, std::min(n, (b + 1) * split.chunk) - 1}) {
+        auto edge = row;
+        edge[at] = 30.0f;
+        REQUIRE(split_argmax(edge) == at);
+      }
+    }
     if (n > 3) {
-      row[n - 1] = row[2] = 20.0f;  // a tie: the lower id wins, wherever the threads meet it
-      CHECK(run(row) == 2);
+      row[n - 1] = row[2] = 20.0f;  // a tie between the first and the last slice: id 2
+      CHECK(split_argmax(row) == 2);
       row[n / 2] = NAN;
-      CHECK(run(row) == -1);
+      CHECK(split_argmax(row) == -1);
       row[n / 2] = INFINITY;
-      CHECK(run(row) == -1);
+      CHECK(split_argmax(row) == -1);
     }
   }
-  // Two rows in one launch, row stride wider than the row.
-  std::vector<float> two(2 * 300, 0.0f);
-  two[17] = 1.0f;
-  two[300 + 299] = 2.0f;
-  two[250] = 99.0f;  // in the stride gap of row 0, outside n = 200: must be ignored
-  std::int32_t ids[2] = {-7, -7};
-  run_on_host_grid<K>(K::config(2), {two.data(), 200, 300, ids});
-  CHECK(ids[0] == 17);
-  CHECK(ids[1] == 0);  // row 1's first 200 entries are all 0: id 0
+  CHECK(split_argmax(std::vector<float>(3000, -INFINITY)) == -1);
+  CHECK(split_argmax(std::vector<float>(3000, 0.5f)) == 0);  // all equal: the first id
+
+  // The combine alone, its partials out of id order: a tie goes to the lower id wherever it
+  // sits (a fold that keeps the first of equal values would say 900).
+  using KC = kernels::ArgmaxCombineKernel;
+  const auto combine = [](const std::vector<kernels::ArgmaxPair>& parts) {
+    std::int32_t id = -7;
+    run_on_host_grid<KC>(KC::config(), {parts.data(), int(parts.size()), &id});
+    return id;
+  };
+  CHECK(combine({{5.0f, 900}, {4.0f, 1}, {5.0f, 3}, {5.0f, 2000}}) == 3);
+  CHECK(combine({{1.0f, 9}}) == 9);
+  CHECK(combine({{1.0f, 5}, {2.0f, 6}, {3.0f, 7}}) == 7);  // the last partial counts
+  CHECK(combine({{5.0f, 900}, {NAN, 40}, {5.0f, 3}}) == -1);
+  std::vector<kernels::ArgmaxPair> many(kernels::kMaxArgmaxPartials);
+  for (int i = 0; i < int(many.size()); ++i) many[i] = {float(i % 7), 1000 - i};
+  CHECK(combine(many) == 1000 - 251);  // value 6 at i = 6, 13, ..., 251: the last has the lowest id
+}
+
+TEST_CASE("split argmax: the chain's device transform on every logit; a done loop skips") {
+  const int n = 5003;  // five slices
+  auto row = random_floats(n, 71, -1.0f, 1.0f);
+  row[4000] = 50.0f;  // the winner, masked below
+  BoostMask::device_params p{4000, 17};
+  BoostMask::device_state st{0.0f};
+  int want = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != 4000 && row[i] > row[want]) want = i;
+  CHECK(split_argmax<BoostMask>(row, p, &st) == want);
+  st.add = 100.0f;  // id 17's logit + 100 beats everything left
+  CHECK(split_argmax<BoostMask>(row, p, &st) == 17);
+
+  using KP = kernels::ArgmaxPartialKernel<kernels::PlainLogits>;
+  const std::int32_t done = 1;
+  std::vector<kernels::ArgmaxPair> partials(5, kernels::ArgmaxPair{-3.0f, -3});
+  run_on_host_grid<KP>(
+      KP::config(n),
+      {row.data(), n, kernels::argmax_split(n).chunk, {}, nullptr, &done, partials.data()});
+  for (const auto& q : partials) CHECK((q.value == -3.0f && q.id == -3));
+}
+
+TEST_CASE("decode step: the winner of the vocabulary's slices, accepted; a done loop skips") {
+  using Part = kernels::ArgmaxPartialKernel<BoostMask>;
+  using Step = kernels::DecodeStepKernel<BoostMask>;
+  const int n = 5003;  // five slices
+  const grid::Slices split = kernels::argmax_split(n);
+  auto row = random_floats(n, 91, -1.0f, 1.0f);
+  row[n - 1] = row[1500] = 9.0f;  // a tie between slices 1 and 4: id 1500
+  row[4000] = 50.0f;              // masked
+  std::vector<std::int32_t> loop(kernels::kLoopStateWords + 4, 0);
+  kernels::DeviceLoopState st;
+  st.position = st.origin = 10;
+  st.max_new = 4;
+  std::memcpy(loop.data(), &st, sizeof(st));
+  std::vector<kernels::ArgmaxPair> partials(kernels::kMaxArgmaxPartials);
+  BoostMask::device_state chain{0.0f, 0};
+  kernels::ForwardDesc desc{-1, -1};
+  std::int32_t token = -1;
+  Part::Args pa{row.data(),     n,      split.chunk,
+                {4000, 17},     &chain, loop.data() + kernels::kLoopDoneWord,
+                partials.data()};
+  Step::Args sa{};
+  sa.partials = partials.data();
+  sa.n_partials = split.count;
+  sa.loop = loop.data();
+  sa.params = pa.params;
+  sa.chain_state = &chain;
+  sa.desc = &desc;
+  sa.tokens = &token;
+  const auto step = [&] {
+    run_on_host_grid<Part>(Part::config(n), pa);
+    run_on_host_grid<Step>(Step::config(), sa);
+    std::memcpy(static_cast<void*>(&st), loop.data(), sizeof(st));
+  };
+  step();
+  CHECK(st.steps == 1);
+  CHECK(loop[kernels::kLoopStateWords] == 1500);
+  CHECK((desc.first_pos == 10 && desc.tokens == 1 && token == 1500));
+  chain.add = 100.0f;  // id 17 now beats everything left
+  step();
+  CHECK(loop[kernels::kLoopStateWords + 1] == 17);
+  chain.add = 0.0f;
+  row[n - 1] = 20.0f;  // the winner in the last slice
+  step();
+  CHECK(loop[kernels::kLoopStateWords + 2] == n - 1);
+  CHECK(chain.advanced == 3);
+  // Once done, the partials are not rewritten and the step changes nothing.
+  loop[kernels::kLoopDoneWord] = 1;
+  std::fill(partials.begin(), partials.end(), kernels::ArgmaxPair{-3.0f, -3});
+  const std::vector<std::int32_t> before = loop;
+  step();
+  CHECK(loop == before);
+  CHECK(chain.advanced == 3);
+  CHECK((partials[0].value == -3.0f && partials[0].id == -3));
 }
 
 TEST_CASE("bias add and widen") {
@@ -458,10 +744,10 @@ TEST_CASE("bias add and widen") {
 }
 
 TEST_CASE("the host grid refuses a block size the kernel is not written for") {
-  using K = kernels::ArgmaxKernel;
-  std::vector<float> row(4);
+  using K = kernels::ArgmaxCombineKernel;
+  std::vector<kernels::ArgmaxPair> partials(4);
   std::int32_t id = 0;
-  CHECK_THROWS_AS(run_on_host_grid<K>({1, 1, 128}, {row.data(), 4, 4, &id}), usage_error);
+  CHECK_THROWS_AS(run_on_host_grid<K>({1, 1, 128}, {partials.data(), 4, &id}), usage_error);
   // A grid CUDA would not launch (grid_y past 65535: a LoRA expand of 70000 tokens) fails on
   // the host grid as it would on the device, before anything runs.
   using KE = kernels::LoraExpandKernel;

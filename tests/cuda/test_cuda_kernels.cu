@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "baton/grid/host_grid.hpp"
-#include "baton/kernels/phased/argmax_block.hpp"
+#include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/attention_split.hpp"
 #include "baton/kernels/phased/gemv.hpp"
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
+#include "baton/kernels/phased/rmsnorm_split.hpp"
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/model/cuda_forward.cuh"
 #include "baton/model/host_grid_forward.hpp"
@@ -62,11 +63,19 @@ void check_near(const std::vector<float>& got, const std::vector<float>& want, d
 
 }  // namespace
 
-TEST_CASE("device kernels equal the host grid: GEMV (bf16, 128-bit and scalar), argmax") {
+TEST_CASE("device kernels equal the host grid: GEMV (bf16, 128-bit, remainder, scalar, rounds)") {
   CudaContext ctx;
-  for (const int cols : {1536, 67}) {
-    using K = kernels::GemvKernel<bf16>;
-    const int rows = 300;
+  using K = kernels::GemvKernel<bf16>;
+  struct Shape {
+    int rows, cols;
+  };
+  // 1536: unrolled loop and remainder; 1032: a one-pack remainder; 67: the scalar path;
+  // 65535 x 8 + 13 rows of one pack: a second round past the capped grid.
+  for (const Shape sh :
+       {Shape{300, 1536}, Shape{37, 1032}, Shape{300, 67}, Shape{65535 * 8 + 13, 8}}) {
+    CAPTURE(sh.rows);
+    CAPTURE(sh.cols);
+    const int rows = sh.rows, cols = sh.cols;
     const auto wf = random_floats(std::size_t(rows) * cols, 1);
     std::vector<bf16> w(wf.size());
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = to_bf16(wf[i]);
@@ -77,7 +86,7 @@ TEST_CASE("device kernels equal the host grid: GEMV (bf16, 128-bit and scalar), 
     auto db = up(bias);
     auto dy = up(y_host);
     const int vec = K::can_vectorize(dev(dw), dev(dx), cols);
-    CHECK(vec == (cols == 1536));
+    CHECK(vec == (cols != 67));
     grid::launch_on_device<K>(
         K::config(rows), {dev(dw), dev(dx), dev(dy), dev(db), rows, cols, 1, vec}, ctx.stream());
     grid::run_on_host_grid<K>(K::config(rows),
@@ -85,14 +94,40 @@ TEST_CASE("device kernels equal the host grid: GEMV (bf16, 128-bit and scalar), 
     ctx.synchronize();
     check_near(down(dy), y_host, 1e-4, "gemv");
   }
-  using K = kernels::ArgmaxKernel;
-  auto logits = random_floats(151936, 4);
-  logits[100000] = logits[7] = 5.0f;  // a tie across blocks of threads: id 7
+}
+
+TEST_CASE("device kernels equal the host grid: split argmax over a vocabulary") {
+  CudaContext ctx;
+  using KP = kernels::ArgmaxPartialKernel<kernels::PlainLogits>;
+  using KC = kernels::ArgmaxCombineKernel;
+  const int n = 151936;
+  const grid::Slices split = kernels::argmax_split(n);
+  auto logits = random_floats(n, 4);
+  logits[100000] = logits[7] = 5.0f;  // a tie across blocks: id 7
   auto dl = up(logits);
+  DeviceBuffer<kernels::ArgmaxPair> dparts(split.count);
   DeviceBuffer<std::int32_t> id(1);
-  grid::launch_on_device<K>(K::config(1), {dev(dl), 151936, 151936, dev(id)}, ctx.stream());
+  grid::launch_on_device<KP>(
+      KP::config(n), {dev(dl), n, split.chunk, {}, nullptr, nullptr, dev(dparts)}, ctx.stream());
+  grid::launch_on_device<KC>(KC::config(), {dev(dparts), split.count, dev(id)}, ctx.stream());
+  std::vector<kernels::ArgmaxPair> parts(split.count);
+  grid::run_on_host_grid<KP>(KP::config(n),
+                             {logits.data(), n, split.chunk, {}, nullptr, nullptr, parts.data()});
   ctx.synchronize();
   CHECK(down(id)[0] == 7);
+  const auto got = down(dparts);
+  for (int b = 0; b < split.count; ++b) {
+    CAPTURE(b);
+    CHECK(got[b].id == parts[b].id);  // the same winner per slice, whatever the fold order
+    CHECK(got[b].value == parts[b].value);
+  }
+  logits[n - 3] = NAN;
+  auto dnan = up(logits);
+  grid::launch_on_device<KP>(
+      KP::config(n), {dev(dnan), n, split.chunk, {}, nullptr, nullptr, dev(dparts)}, ctx.stream());
+  grid::launch_on_device<KC>(KC::config(), {dev(dparts), split.count, dev(id)}, ctx.stream());
+  ctx.synchronize();
+  CHECK(down(id)[0] == -1);
 }
 
 TEST_CASE("device kernels equal the host grid: RoPE + append, split attention + combine") {
@@ -152,6 +187,30 @@ TEST_CASE("device kernels equal the host grid: RoPE + append, split attention + 
   for (std::size_t i = 0; i < gk.size(); ++i)
     REQUIRE(std::abs(widen(gk[i]) - widen(hk[i])) <= 1e-2);
   check_near(down(dout), hout, 1e-4, "split attention");
+}
+
+TEST_CASE("device kernels equal the host grid: split RMSNorm of hidden-size rows") {
+  CudaContext ctx;
+  using KS = kernels::RmsSquaresKernel;
+  using KN = kernels::RmsScaleKernel<float>;
+  for (const int n : {1536, 4096, 5000}) {
+    CAPTURE(n);
+    const int rows = 3, ld = n + 3, chunk = kernels::rms_split(n).chunk;
+    const grid::LaunchConfig cfg = kernels::rms_split_config(rows, n);
+    const auto x = random_floats(std::size_t(rows) * ld, 13), w = random_floats(n, 14);
+    std::vector<float> hy(x.size(), 0.0f), hsq(std::size_t(rows) * cfg.grid_x);
+    auto dx = up(x), dw = up(w), dy = up(hy);
+    DeviceBuffer<float> dsq(hsq.size());
+    grid::run_on_host_grid<KS>(cfg, {x.data(), ld, n, chunk, hsq.data()});
+    grid::run_on_host_grid<KN>(
+        cfg, {x.data(), hy.data(), ld, ld, n, chunk, hsq.data(), w.data(), 1e-6f});
+    grid::launch_on_device<KS>(cfg, {dev(dx), ld, n, chunk, dev(dsq)}, ctx.stream());
+    grid::launch_on_device<KN>(cfg, {dev(dx), dev(dy), ld, ld, n, chunk, dev(dsq), dev(dw), 1e-6f},
+                               ctx.stream());
+    ctx.synchronize();
+    check_near(down(dsq), hsq, 1e-3, "slice sums of squares");
+    check_near(down(dy), hy, 1e-5, "split rmsnorm");
+  }
 }
 
 TEST_CASE("device kernels equal the host grid: per-head RMSNorm and LoRA rank 64") {

@@ -3,15 +3,16 @@
 /// @file
 /// @brief GridScratch: what a forward through phased kernels needs beside the activations —
 ///        the descriptor and token ids in backend memory, the LoRA intermediate, the
-///        split-attention partials, the chosen ids. Sized when a stage is pre-warmed
-///        (reserve_device_run, model/device_loop.hpp), grown only through the workspace's
-///        counted path (ExecBinding::grow), never shrunk.
+///        split-attention, RMSNorm and argmax partials, the chosen ids. Sized when a stage is
+///        pre-warmed (reserve_device_run, model/device_loop.hpp), grown only through the
+///        workspace's counted path (ExecBinding::grow), never shrunk.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "baton/backend/backend.hpp"
+#include "baton/kernels/argmax.hpp"
 #include "baton/kernels/phased/descriptor.hpp"
 
 namespace baton::grid {
@@ -27,7 +28,9 @@ struct GridScratch {
   buffer<float> attn_max_sum;   ///< [rows, splits, 2]
   buffer<float> attn_acc;       ///< [rows, splits, head_dim]
   buffer<float> widened;        ///< a 16-bit matrix widened to f32 (device prefill GEMM)
+  buffer<float> norm_squares;   ///< [rows, slices]: RMSNorm's sums of squares per slice
   buffer<std::int32_t> chosen;  ///< [rows]: argmax results
+  buffer<kernels::ArgmaxPair> argmax_partials;  ///< [kMaxArgmaxPartials]: one row's slices
   /// The device loop's state and generated ids (kernels::DeviceLoopState, then [max_new]).
   buffer<std::int32_t> loop;
 

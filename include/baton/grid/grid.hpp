@@ -17,7 +17,15 @@
 ///   - `template <int P> static BATON_HD void phase(const ThreadIndex&, Shared&, Regs&,
 ///     const Args&)`: phase P of one thread. Every thread runs every phase (no early return:
 ///     a barrier follows each phase), and a value written to shared memory in phase P may be
-///     read by other threads from phase P + 1 on.
+///     read by other threads from phase P + 1 on;
+///   - optionally `static unsigned rounds(const LaunchConfig&, const Args&)` (host code, read
+///     once per launch; 1 when absent): each block runs all its phases that many times, round
+///     r seeing `ThreadIndex::round == r`, with a barrier after every phase as always (so also
+///     between rounds). This is a grid-stride loop over blocks: the work item of (block, round)
+///     is usually `round * grid_x + block_x`, so a grid capped at a launchable size still
+///     covers any count. Nothing carries over from one round to the next: a round must read
+///     no Shared or Regs value an earlier round wrote (the host grid poisons both before each
+///     round, so such a read fails its test here).
 /// Kernels never read threadIdx/blockIdx: the indices come in as arguments (as CuTe does),
 /// which is what lets the host execute the same body.
 #pragma once
@@ -51,6 +59,7 @@ struct ThreadIndex {
   unsigned grid_y = 1;
   unsigned thread = 0;
   unsigned threads = 1;
+  unsigned round = 0;  ///< which of the kernel's rounds() this block runs (0 without them)
   BATON_HD unsigned warp() const { return thread / kWarpSize; }
   BATON_HD unsigned lane() const { return thread % kWarpSize; }
 };
@@ -65,6 +74,35 @@ constexpr unsigned blocks_for(std::size_t n, unsigned threads, unsigned cap = 65
   return b == 0 ? 1u : (b > cap ? cap : static_cast<unsigned>(b));
 }
 
+/// Rounds (see the file comment) that let `blocks` blocks cover `items` work items, one item
+/// per block and round: 0 when there are none.
+constexpr unsigned rounds_for(std::size_t items, unsigned blocks) {
+  return static_cast<unsigned>((items + blocks - 1) / blocks);
+}
+
+/// A row of `n` (>= 1) items cut into `count` slices of `chunk` items, one block each (the last
+/// may be shorter; none is empty): at least `min_chunk` items per slice, so a short row stays in
+/// one block, and at most `max_slices` slices, so one block can combine their partials.
+struct Slices {
+  int chunk = 1;
+  int count = 1;
+};
+constexpr Slices slices_for(int n, int min_chunk, int max_slices) {
+  int chunk = (n + max_slices - 1) / max_slices;
+  if (chunk < min_chunk) chunk = min_chunk;
+  return {chunk, (n + chunk - 1) / chunk};
+}
+
+/// Items [begin, end) of slice `i` of a row of `n` cut into slices of `chunk`.
+struct SliceRange {
+  int begin;
+  int end;
+};
+BATON_HD inline SliceRange slice_range(int n, int chunk, unsigned i) {
+  const int begin = static_cast<int>(i) * chunk;
+  return {begin, n - begin < chunk ? n : begin + chunk};
+}
+
 /// Throws usage_error unless `cfg` is a launch a GPU accepts for kernel threads `threads`
 /// (both runners check it, so a shape the device would refuse fails on the host grid too).
 inline void check_launch(const LaunchConfig& cfg, unsigned threads) {
@@ -74,6 +112,22 @@ inline void check_launch(const LaunchConfig& cfg, unsigned threads) {
       cfg.grid_x >= 1 && cfg.grid_x <= 0x7fffffffu && cfg.grid_y >= 1 && cfg.grid_y <= kMaxGridY,
       usage_error, "launch grid ", cfg.grid_x, " x ", cfg.grid_y,
       " is outside what CUDA launches (x in [1, 2^31 - 1], y in [1, ", kMaxGridY, "])");
+}
+
+/// Whether kernel K runs its phases for several rounds per block (see the file comment).
+template <class K>
+concept HasRounds = requires(const LaunchConfig& cfg, const typename K::Args& a) {
+  { K::rounds(cfg, a) } -> std::convertible_to<unsigned>;
+};
+
+/// The rounds each block of `cfg` runs K for: K::rounds(cfg, args), or 1.
+template <class K>
+unsigned rounds_of(const LaunchConfig& cfg, const typename K::Args& args) {
+  if constexpr (HasRounds<K>) {
+    return static_cast<unsigned>(K::rounds(cfg, args));
+  } else {
+    return 1;
+  }
 }
 
 /// See the file comment.

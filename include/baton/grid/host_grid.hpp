@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The host grid: runs a phased kernel (grid/grid.hpp) on the CPU with the launch
-///        configuration a GPU would get — every block, phase by phase, every thread of the
-///        block in index order within a phase, the end of a phase standing for the barrier.
+///        configuration a GPU would get — every block, round by round, phase by phase, every
+///        thread of the block in index order within a phase, the end of a phase standing for
+///        the barrier.
 ///
 /// This is how kernels are tested on machines without a GPU: indexing, tiling, masking and
 /// the cross-block combines run exactly as written. What it cannot show (the memory model,
@@ -45,14 +46,19 @@ void run_block(std::integer_sequence<int, P...>, ThreadIndex at, typename K::Sha
 template <PhasedKernel K>
 void run_on_host_grid(const LaunchConfig& cfg, const typename K::Args& args) {
   check_launch(cfg, K::kThreads);
+  const unsigned rounds = rounds_of<K>(cfg, args);
   typename K::Shared shared;
   std::vector<typename K::Regs> regs(K::kThreads);
   for (unsigned by = 0; by < cfg.grid_y; ++by) {
     for (unsigned bx = 0; bx < cfg.grid_x; ++bx) {
-      detail::poison(&shared, 1);
-      detail::poison(regs.data(), regs.size());
-      const ThreadIndex at{bx, by, cfg.grid_x, cfg.grid_y, 0, K::kThreads};
-      detail::run_block<K>(std::make_integer_sequence<int, K::kPhases>{}, at, shared, regs, args);
+      for (unsigned r = 0; r < rounds; ++r) {
+        // Poisoned before every round: nothing may carry over from the round before.
+        detail::poison(&shared, 1);
+        detail::poison(regs.data(), regs.size());
+        ThreadIndex at{bx, by, cfg.grid_x, cfg.grid_y, 0, K::kThreads};
+        at.round = r;
+        detail::run_block<K>(std::make_integer_sequence<int, K::kPhases>{}, at, shared, regs, args);
+      }
     }
   }
 }

@@ -7,8 +7,9 @@
 ///
 /// What the host queues for a generation of up to max_new tokens (nothing in between is read):
 ///   LoopStartKernel (the state, from kernel arguments),
-///   DecodeStepKernel on the prefill's logits,
-///   (max_new - 1) x { forward from the descriptor the step wrote, DecodeStepKernel },
+///   a step on the prefill's logits: ArgmaxPartialKernel (the vocabulary over many blocks),
+///   then DecodeStepKernel (their winner, accepted),
+///   (max_new - 1) x { forward from the descriptor the step wrote, the step's two launches },
 ///   GateKernel, when a relay's built-in gate is evaluated on this stage's ids,
 /// then one read of the state (with the gate's verdict) and the generated ids. The repeated pair is
 /// the same launches at every step (the forward reads position and token from the descriptor;
@@ -77,6 +78,17 @@ struct DeviceLoopOutcome {
   int appended = 0;               ///< tokens the loop's forwards appended (committed)
 };
 
+/// Queues one decode step: the argmax partials of the logits row `part` names, then the step
+/// that reduces and accepts them.
+template <class Chain, class Exec>
+void launch_decode_step(Exec& exec, const typename kernels::ArgmaxPartialKernel<Chain>::Args& part,
+                        const typename kernels::DecodeStepKernel<Chain>::Args& step) {
+  using Part = kernels::ArgmaxPartialKernel<Chain>;
+  using Step = kernels::DecodeStepKernel<Chain>;
+  exec.template launch<Part>(Part::config(part.n), part);
+  exec.template launch<Step>(Step::config(), step);
+}
+
 /// Runs the loop (see the file comment) for `chain` on branch states `params` / `chain_state`
 /// (backend memory; null when the chain has no device member). Throws capacity_error before
 /// queuing anything when the generation cannot fit the slot, and position_error /
@@ -124,9 +136,17 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   init.position_skew = start.position_skew;
   exec.template launch<Start>(Start::config(), {init, loop});
 
+  typename kernels::ArgmaxPartialKernel<Chain>::Args part{};
+  part.logits = raw_pointer(ws.logits.data());
+  part.n = c.vocab_size;
+  part.chunk = kernels::argmax_split(c.vocab_size).chunk;
+  part.params = params;
+  part.chain_state = chain_state;
+  part.skip = loop + kernels::kLoopDoneWord;
+  part.partials = raw_pointer(s.argmax_partials.data());
   typename Step::Args step{};
-  step.logits = raw_pointer(ws.logits.data());
-  step.vocab = c.vocab_size;
+  step.partials = part.partials;
+  step.n_partials = kernels::argmax_split(c.vocab_size).count;
   step.loop = loop;
   step.params = params;
   step.chain_state = chain_state;
@@ -135,14 +155,14 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   step.desc = raw_pointer(s.desc.data());
   step.tokens = raw_pointer(s.tokens.data());
 
-  exec.template launch<Step>(Step::config(), step);  // on the prefill's (or last forward's) row
+  launch_decode_step<Chain>(exec, part, step);  // on the prefill's (or last forward's) row
   exec.replay(remaining - 1, [&] {
     Ops ops(model, ws, slice, cache, target, InputsOnDevice{});
     ops.embed();
     for (int layer = 0; layer < c.num_layers; ++layer)
       Model::family::layer(ops, model.layer(layer), layer);
     (void)ops.head();
-    exec.template launch<Step>(Step::config(), step);
+    launch_decode_step<Chain>(exec, part, step);
   });
 
   if (start.gate.mode != kernels::kGateNone) {

@@ -28,12 +28,14 @@
 #include "baton/core/model_config.hpp"
 #include "baton/grid/forward_scratch.hpp"
 #include "baton/io/lora_target.hpp"
+#include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/attention_split.hpp"
 #include "baton/kernels/phased/elementwise.hpp"
 #include "baton/kernels/phased/embed.hpp"
 #include "baton/kernels/phased/forward_inputs.hpp"
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
+#include "baton/kernels/phased/rmsnorm_split.hpp"
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/kv/kv_view.hpp"
 #include "baton/model/workspace.hpp"
@@ -114,11 +116,12 @@ inline std::size_t widened_tile_elems(const ModelConfig& c) {
 struct GridScratchSizes {
   std::size_t activations = 0;  ///< f32 (Workspace::ActivationSizes::total)
   std::size_t desc = 0, tokens = 0, lora_u = 0, attn_max_sum = 0, attn_acc = 0, chosen = 0,
-              widened = 0;
+              widened = 0, norm_squares = 0, argmax_partials = 0;
   std::size_t attention_bytes() const { return (attn_max_sum + attn_acc) * sizeof(float); }
   std::size_t bytes() const {
-    return (activations + lora_u + widened) * sizeof(float) + attention_bytes() +
-           desc * sizeof(kernels::ForwardDesc) + (tokens + chosen) * sizeof(std::int32_t);
+    return (activations + lora_u + widened + norm_squares) * sizeof(float) + attention_bytes() +
+           argmax_partials * sizeof(kernels::ArgmaxPair) + desc * sizeof(kernels::ForwardDesc) +
+           (tokens + chosen) * sizeof(std::int32_t);
   }
 };
 
@@ -193,6 +196,8 @@ class GridForwardOps {
     e.grow(s.attn_acc, z.attn_acc);
     e.grow(s.chosen, z.chosen);
     e.grow(s.widened, z.widened);
+    e.grow(s.norm_squares, z.norm_squares);
+    e.grow(s.argmax_partials, z.argmax_partials);
   }
 
   /// What reserve() sizes (`widens`: the executor widens 16-bit weights for multi-token
@@ -209,6 +214,8 @@ class GridForwardOps {
     g.attn_acc = z(tokens) * z(c.num_heads) * z(splits) * D;
     g.chosen = z(rows);
     g.widened = widens && !std::is_same_v<S, f32> && tokens > 1 ? widened_tile_elems(c) : 0;
+    g.norm_squares = z(tokens) * z(kernels::rms_split(c.hidden_size).count);
+    g.argmax_partials = kernels::kMaxArgmaxPartials;
     return g;
   }
 
@@ -372,10 +379,15 @@ class GridForwardOps {
   int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
   float eps() const { return static_cast<float>(c_.rms_norm_eps); }
 
+  /// The hidden-size norms, split over several blocks per row (kernels/phased/rmsnorm_split.hpp).
   void norm_rows(const float* x, float* y, int rows, const float* w) {
-    using K = kernels::RmsNormKernel<float>;
-    const int H = c_.hidden_size;
-    exec_.template launch<K>(K::config(rows), {x, y, H, H, H, 1, 1, w, w, eps()});
+    using KS = kernels::RmsSquaresKernel;
+    using KN = kernels::RmsScaleKernel<float>;
+    const int H = c_.hidden_size, chunk = kernels::rms_split(H).chunk;
+    const grid::LaunchConfig cfg = kernels::rms_split_config(rows, H);
+    float* squares = raw(s_.norm_squares);
+    exec_.template launch<KS>(cfg, {x, H, H, chunk, squares});
+    exec_.template launch<KN>(cfg, {x, y, H, H, H, chunk, squares, w, eps()});
   }
 
   /// Adds the slice's update for (layer, target) to output columns [0, out) of y.

@@ -5,9 +5,11 @@
 ///        from a loop state kept in backend memory, so the host queues every step ahead and
 ///        reads the outcome once (model/device_loop.hpp drives it).
 ///
-/// One block of DecodeStepKernel<Chain> per step:
-///   phase 0: argmax over the logits row after the chain's device transforms (the host
-///            Decoder's rule: largest value, lowest id on a tie, -1 for a non-finite winner);
+/// ArgmaxPartialKernel<Chain> (kernels/phased/argmax_split.hpp) first reduces slices of the
+/// logits row, after the chain's device transforms, to (value, id) partials over many blocks;
+/// then one block of DecodeStepKernel<Chain> per step:
+///   phase 0: the argmax of those partials (the host Decoder's rule: largest value, lowest id
+///            on a tie, -1 for a non-finite winner);
 ///   phase 1: thread 0 accepts the id as Decoder::accept does (device advance, stop ids,
 ///            interceptor stop, max_new), then writes the descriptor and token id of the
 ///            forward that feeds it back — after checking the write position against the
@@ -23,6 +25,7 @@
 #include "baton/grid/collectives.hpp"
 #include "baton/grid/grid.hpp"
 #include "baton/kernels/argmax.hpp"
+#include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/descriptor.hpp"
 
 namespace baton::kernels {
@@ -61,6 +64,8 @@ static_assert(sizeof(DeviceLoopState) == kLoopStateWords * sizeof(std::int32_t))
 /// Words of the state that a relay reads on the device: the count of generated ids (the
 /// hand-off's length, relay/device_handoff.hpp) and the gate's verdict.
 inline constexpr int kLoopStepsWord = offsetof(DeviceLoopState, steps) / sizeof(std::int32_t);
+/// The word a step's argmax partials skip their work on (`done`).
+inline constexpr int kLoopDoneWord = offsetof(DeviceLoopState, done) / sizeof(std::int32_t);
 inline constexpr int kLoopGateWord = offsetof(DeviceLoopState, gate) / sizeof(std::int32_t);
 
 /// Stop ids a step carries in its arguments (more fall back to the stepped loop).
@@ -103,16 +108,17 @@ BATON_HD inline int accept_on_device(DeviceLoopState& st, std::int32_t* ids, std
   return at;
 }
 
-/// One decode step on the device; `Chain` is the stage's InterceptorChain (its device members
-/// run here: transform_logit in phase 0, advance in phase 1).
+/// One decode step on the device; `Chain` is the stage's InterceptorChain (its device members'
+/// advance runs here in phase 1; their transform_logit ran in the ArgmaxPartialKernel<Chain>
+/// launched just before, on the same state).
 template <class Chain>
 struct DecodeStepKernel {
-  static constexpr unsigned kThreads = 256;
+  static constexpr unsigned kThreads = kMaxArgmaxPartials;  ///< one partial per thread
   static constexpr int kPhases = 2;
   struct Args {
-    const float* logits = nullptr;  ///< [vocab]: the last forward's row
-    int vocab = 0;
-    std::int32_t* loop = nullptr;  ///< DeviceLoopState, then [max_new] generated ids
+    const ArgmaxPair* partials = nullptr;  ///< the last forward's row, reduced per slice
+    int n_partials = 0;                    ///< argmax_split(vocab).count
+    std::int32_t* loop = nullptr;          ///< DeviceLoopState, then [max_new] generated ids
     typename Chain::device_params params{};
     typename Chain::device_state* chain_state = nullptr;  ///< the branch's device states
     std::int32_t stop_ids[kMaxDeviceStopIds] = {};
@@ -136,11 +142,8 @@ struct DecodeStepKernel {
       // `done` is written only by thread 0 in phase 1, so every thread of phase 0 sees the
       // same value and the block skips the collective together.
       if (state(a).done) return;
-      const int first = static_cast<int>(at.thread) < a.vocab ? static_cast<int>(at.thread) : 0;
-      ArgmaxPair best{logit(a, first), first};
-      for (int i = first + static_cast<int>(kThreads); i < a.vocab; i += kThreads)
-        best = argmax_better(best, ArgmaxPair{logit(a, i), i});
-      grid::block_reduce(at, sh.best, best, grid::ArgmaxOp{});
+      grid::block_reduce(at, sh.best, partial_of(a.partials, a.n_partials, at.thread),
+                         grid::ArgmaxOp{});
     } else if (at.thread == 0 && !state(a).done) {
       const std::int32_t id = argmax_id(sh.best.result);
       int stopper = -1;
@@ -155,15 +158,6 @@ struct DecodeStepKernel {
       } else {
         a.desc->tokens = 0;  // every later forward appends nothing
       }
-    }
-  }
-
- private:
-  BATON_HD static float logit(const Args& a, int id) {
-    if constexpr (Chain::alters_on_device) {
-      return Chain::transform_logit(a.params, *a.chain_state, id, a.logits[id]);
-    } else {
-      return a.logits[id];
     }
   }
 };
