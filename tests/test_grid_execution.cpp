@@ -192,7 +192,8 @@ TEST_CASE("the device loop runs as a captured step on a bound context, kernel by
     KvBuffer<L, host_grid> cache(model.config(), kShape);
     cache.reset_prefix();
     cache.freeze_prefix();
-    Dec d(model, slice, cache, ws, KvTarget::in_slot(0), {9, {}});
+    const DecodeOptions opt{9, {}};  // the Decoder keeps a reference: it must outlive it
+    Dec d(model, slice, cache, ws, KvTarget::in_slot(0), opt);
     d.prefill(kPrefix, 0);
     d.run();
     return d.take_result();
