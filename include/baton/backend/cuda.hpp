@@ -35,7 +35,9 @@ namespace detail {
 inline void cuda_check(cudaError_t status, const char* call, const std::source_location& where) {
   if (status != cudaSuccess) [[unlikely]] {
     // The runtime records the last error per thread; clear it so a later, unrelated
-    // cudaGetLastError() check does not report this failure a second time.
+    // cudaGetLastError() check does not report this failure a second time. (A sticky error,
+    // such as a runtime that could not initialise under an old driver, stays: every later call
+    // reports it again, which is what it is.)
     (void)cudaGetLastError();
     fail_at<device_error>(where, call, " failed: ", cudaGetErrorName(status), " (",
                           cudaGetErrorString(status), ")");
