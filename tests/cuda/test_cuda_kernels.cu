@@ -173,13 +173,13 @@ TEST_CASE("device kernels equal the host grid: RoPE + append, split attention + 
   const float scale = 1.0f / std::sqrt(float(D));
   const KvSpan<L> hspan{KvBlock<L>{hk.data(), hv.data(), capacity, nkv}, first_pos + tokens, {}, 0};
   const KvSpan<L> dspan{KvBlock<L>{dev(dk), dev(dv), capacity, nkv}, first_pos + tokens, {}, 0};
-  grid::run_on_host_grid<KS>(KS::config(tokens, nq, splits),
-                             {hspan, hqkv.data(), width, nq, nq / nkv, scale, &desc, hp, split.span});
+  grid::run_on_host_grid<KS>(
+      KS::config(tokens, nq, splits),
+      {hspan, hqkv.data(), width, nq, nq / nkv, scale, &desc, hp, split.span});
   grid::run_on_host_grid<KC>(KC::config(tokens, nq), {hp, hout.data(), nq * D, nq});
-  grid::launch_on_device<KS>(KS::config(tokens, nq, splits),
-                             {dspan, dev(dqkv), width, nq, nq / nkv, scale, dev(ddesc), dp,
-                              split.span},
-                             ctx.stream());
+  grid::launch_on_device<KS>(
+      KS::config(tokens, nq, splits),
+      {dspan, dev(dqkv), width, nq, nq / nkv, scale, dev(ddesc), dp, split.span}, ctx.stream());
   grid::launch_on_device<KC>(KC::config(tokens, nq), {dp, dev(dout), nq * D, nq}, ctx.stream());
   ctx.synchronize();
   check_near(down(dqkv), hqkv, 1e-5, "rope");

@@ -391,23 +391,14 @@ class CudaGraph {
 /// never bound gets a context on the legacy default stream on first use, so unbound workspaces
 /// are ordered with each other too (a prefix pre-warmed through one is complete before another
 /// reads it), at the price of not overlapping and of running the decode loop without a graph.
-/// Every run-time allocation goes through grow() (counted on the context).
-class CudaWorkspaceExtras {
+/// bind, context and grow come from ExecBinding: every run-time allocation is counted there.
+class CudaWorkspaceExtras : public ExecBinding<CudaContext> {
  public:
-  void bind(CudaContext& ctx) { binding_.bind(ctx); }
-  void unbind() { binding_.unbind(); }
-  CudaContext& context() { return binding_.context(); }
-  const CudaContext* bound_context() const noexcept { return binding_.bound_context(); }
-  template <class T>
-  void grow(DeviceBuffer<T>& b, std::size_t need) {
-    binding_.grow(b, need);
-  }
   grid::GridScratch<cuda>& scratch() noexcept { return scratch_; }
   /// The device loop's step graph: one per workspace, i.e. per (stage slot, batch size 1).
   CudaGraph& step_graph() noexcept { return step_graph_; }
 
  private:
-  ExecBinding<CudaContext> binding_;
   grid::GridScratch<cuda> scratch_;
   CudaGraph step_graph_;
 };

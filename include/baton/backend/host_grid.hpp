@@ -54,20 +54,11 @@ class HostGridContext {
 };
 
 /// What a Workspace<host_grid> keeps beside the activations (as CudaWorkspaceExtras).
-class HostGridExtras {
+class HostGridExtras : public ExecBinding<HostGridContext> {
  public:
-  void bind(HostGridContext& ctx) { binding_.bind(ctx); }
-  void unbind() { binding_.unbind(); }
-  HostGridContext& context() { return binding_.context(); }
-  const HostGridContext* bound_context() const noexcept { return binding_.bound_context(); }
-  template <class T>
-  void grow(HostBuffer<T>& b, std::size_t need) {
-    binding_.grow(b, need);
-  }
   grid::GridScratch<host>& scratch() noexcept { return scratch_; }
 
  private:
-  ExecBinding<HostGridContext> binding_;
   grid::GridScratch<host> scratch_;
 };
 
