@@ -40,7 +40,7 @@ fi
 
 # BATON_TEST_LABEL=L builds only what the tests labelled L need (target baton_L_tests) and runs
 # only them: `quick` is the clean room's set-up check (CLI, golden data, installed package,
-# the transformers comparison, the demo model's figures); `host` what the sanitizer phase runs.
+# the transformers comparison); `host` what the sanitizer phase runs.
 label=${BATON_TEST_LABEL:-}
 baton_say "build ($baton_jobs jobs${label:+, only the tests labelled $label})"
 # The build's output is kept: .ci/run reads it for warnings (a cached compile replays them).
