@@ -7,7 +7,8 @@ A three-stage relay over the golden qwen-c model and its adapters, described in 
 checked stage by stage against `baton generate` on the whole sequence (prefix + assembled
 input, fresh cache, no prefix region): the pre-warmed relay must give the same ids. Then the
 text path: a byte-level ChatML tokenizer.json written here turns a question into ids, and
-stage 0 must equal `baton generate` on the ChatML prefix + the tokenized question. Finally
+stage 0 must equal `baton generate` on the ChatML prefix + the tokenized question. Many
+requests at once (--requests, the batch scheduler) must each equal their single run. Finally
 error paths (exit status and message)."""
 import json
 import os
@@ -83,6 +84,47 @@ for threads in ("1", "3"):
           f"--threads {threads}: the same stage ids (status {rc}, {err.strip()})")
 rc, out, err = run("relay", "--config", cfg, "--ids", "88", "--threads", "2000")
 check(rc == 2 and "--threads 2000 is outside [0, " in err, f"--threads 2000: status {rc}, {err.strip()}")
+
+# --- many requests at once (--requests): each equals its own single run ----------------------
+batch_requests = [[88, 160, 301], [5], [17, 200, 3, 3, 90, 41, 7], [300, 12], [61, 61, 61, 2]]
+jsonl = os.path.join(work, "requests.jsonl")
+with open(jsonl, "w") as f:
+    for r in batch_requests:
+        f.write(json.dumps({"ids": r}) + "\n")
+    f.write("\n")  # a blank line is skipped
+singles = []
+for r in batch_requests:
+    rc, out, err = run("relay", "--config", cfg, "--ids", ",".join(map(str, r)), "--json")
+    singles.append(json.loads(out))
+for conc in ("1", "3"):
+    rc, out, err = run("relay", "--config", cfg, "--requests", jsonl, "--concurrency", conc,
+                       "--json")
+    lines = [json.loads(x) for x in out.splitlines()]
+    check(rc == 0 and len(lines) == len(batch_requests) + 1 and "summary" in lines[-1],
+          f"--requests --concurrency {conc}: a line per request and a summary (status {rc}, "
+          f"{err.strip()})")
+    if rc != 0 or len(lines) != len(batch_requests) + 1:
+        continue
+    same = all(l["request"] == k and l["verdict"] == singles[k]["verdict"] and
+               l["cycles"] == singles[k]["cycles"] and
+               [x["ids"] for x in l["stages"]] == [x["ids"] for x in singles[k]["stages"]]
+               for k, l in enumerate(lines[:-1]))
+    check(same, f"--concurrency {conc}: every request's stages equal its single run")
+    summ = lines[-1]["summary"]
+    gen = sum(len(x["ids"]) for l in lines[:-1] for x in l["stages"])
+    check(summ["requests"] == len(batch_requests) and summ["failed"] == 0 and
+          summ["generated_tokens"] == gen and summ["generated_tokens_per_s"] > 0 and
+          summ["latency_ms_p99"] >= summ["latency_ms_p50"] > 0,
+          f"--concurrency {conc}: the summary counts requests, tokens and latencies ({summ})")
+    if conc == "3":
+        check(summ["mean_rows_per_step"] > 1, "--concurrency 3: rows batched in a step")
+rc, out, err = run("relay", "--config", cfg, "--requests", jsonl, "--ids", "1")
+check(rc == 2 and "--requests replaces" in err, f"--requests with --ids: status 2 ({err.strip()})")
+with open(os.path.join(work, "bad.jsonl"), "w") as f:
+    f.write('{"ids": [1, 2]}\n{"ids": [1, -4]}\n')
+rc, out, err = run("relay", "--config", cfg, "--requests", os.path.join(work, "bad.jsonl"))
+check(rc == 1 and "bad.jsonl line 2" in err and "-4" in err,
+      f"a bad request line: exit 1 naming file, line and value ({err.strip()})")
 
 # --- text: a byte-level ChatML tokenizer within qwen-c's 384 ids ---------------------------
 def byte_alphabet():

@@ -5,6 +5,7 @@
 ///
 ///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N] [--trace]
 ///               [--backend host|cuda] [--threads N] [--bf16-products]
+///   baton relay --config FILE --requests FILE.jsonl [--concurrency N] [--json]
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
@@ -15,7 +16,8 @@
 /// The backend that ran is the JSON's "backend" and the end of the plain verdict line. The
 /// relay file's "backend" field chooses it when --backend is not given; --backend overrides
 /// the file (cli::resolve_relay_backend). --threads and --bf16-products override the file's
-/// "host" field (the host relay's HostContext).
+/// "host" field (the host relay's HostContext). --requests runs every request of a JSONL file
+/// through the batch scheduler, N at a time (relay_requests.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -32,6 +34,7 @@
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
 #include "host_choice.hpp"
+#include "relay_requests.hpp"
 
 using namespace baton;
 
@@ -39,17 +42,24 @@ namespace {
 
 /// --repeat at most: a timing's median needs tens of runs, not a billion (each is a whole relay).
 constexpr int kMaxRepeat = 1000;
+/// --concurrency at most (each stage gets that many slots of KV cache).
+constexpr int kMaxConcurrency = 1024;
 
 constexpr std::string_view kUsage =
     "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
     "[--trace]\n"
     "                   [--backend host|cuda] [--threads N] [--bf16-products]\n"
+    "       baton relay --config FILE --requests FILE.jsonl [--concurrency N] [--json]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
     "  --ids LIST     the request as token ids, used as given\n"
     "  \"question\"     the request as text (needs the relay's tokenizer)\n"
     "  --json         print one JSON object\n"
     "  --repeat N     run N <= 1000 times on the pre-warmed relay; report the median total ms\n"
-    "  --trace        record every decode step (token, position, time) and print the table\n";
+    "  --trace        record every decode step (token, position, time) and print the table\n"
+    "  --requests F   many requests, one JSON object per line ({\"ids\": [..]} or {\"text\": "
+    "\"..\"}),\n"
+    "                 batched: one result line each, then a summary (docs/batching.md)\n"
+    "  --concurrency N  requests in flight with --requests (slots per stage; default 1)\n";
 
 struct Args {
   std::string config;
@@ -57,6 +67,8 @@ struct Args {
   std::optional<std::string> text;
   bool json = false, help = false, trace = false;
   int repeat = 1;
+  std::optional<std::string> requests;  ///< --requests FILE.jsonl
+  int concurrency = 1;
   std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
   cli::HostChoice host;                       ///< --threads, --bf16-products
 };
@@ -83,6 +95,10 @@ Args parse_args(int argc, char** argv) {
       a.trace = true;
     } else if (arg == "--repeat") {
       a.repeat = cli::parse_int<int>(value(), "--repeat");
+    } else if (arg == "--requests") {
+      a.requests = std::string(value());
+    } else if (arg == "--concurrency") {
+      a.concurrency = cli::parse_int<int>(value(), "--concurrency");
     } else if (arg == "--backend") {
       a.backend = cli::parse_backend(value());
     } else if (cli::parse_host_option(arg, value, a.host)) {
@@ -95,6 +111,16 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.help) return a;
   if (a.config.empty()) throw cli::ArgError{"--config FILE is required"};
+  if (a.requests) {
+    if (a.ids || a.text) throw cli::ArgError{"--requests replaces --ids and the question"};
+    if (a.repeat != 1 || a.trace)
+      throw cli::ArgError{"--repeat and --trace apply to one request, not to --requests"};
+    if (a.concurrency < 1 || a.concurrency > kMaxConcurrency)
+      throw cli::ArgError{"--concurrency " + std::to_string(a.concurrency) + " is outside [1, " +
+                          std::to_string(kMaxConcurrency) + "]"};
+    return a;
+  }
+  if (a.concurrency != 1) throw cli::ArgError{"--concurrency applies to --requests"};
   if (a.ids.has_value() == a.text.has_value())
     throw cli::ArgError{"give the request either as --ids or as one \"question\""};
   if (a.repeat < 1 || a.repeat > kMaxRepeat)
@@ -175,10 +201,12 @@ int cmd_relay(int argc, char** argv) {
                 ": text is used but no tokenizer is given (field 'tokenizer') and ", guess.string(),
                 " does not exist");
     tok = Tokenizer::from_file(guess);
+  } else if (a.requests && std::filesystem::exists(spec.model / "tokenizer.json")) {
+    tok = Tokenizer::from_file(spec.model / "tokenizer.json");  // for text lines, if any
   }
   if (a.trace) add_tracing(spec);
   if (tok) resolve_text(spec, *tok);
-  const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
+  if (a.requests) spec.slots = a.concurrency;
 
   std::unique_ptr<RuntimeRelay> relay;
 #if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
@@ -187,6 +215,8 @@ int cmd_relay(int argc, char** argv) {
   if (!relay) relay = build_relay(spec);
   for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
   relay->prewarm();
+  if (a.requests) return cli::run_request_file(*relay, *a.requests, a.concurrency, a.json, tok);
+  const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};
   for (int i = 1; i < a.repeat; ++i) {

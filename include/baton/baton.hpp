@@ -33,6 +33,7 @@
 #include "baton/model/family/qwen2.hpp"
 #include "baton/model/family/qwen3.hpp"
 #include "baton/model/forward.hpp"
+#include "baton/model/forward_batch.hpp"
 #include "baton/model/host_forward.hpp"
 #include "baton/model/weight_reader.hpp"
 #include "baton/relay/config.hpp"

@@ -23,6 +23,7 @@
 #include "baton/intercept/branch_state.hpp"
 #include "baton/intercept/chain.hpp"
 #include "baton/intercept/trace.hpp"
+#include "baton/kernels/accept.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/device_loop.hpp"
 #include "baton/model/device_prefill.hpp"
@@ -138,6 +139,14 @@ class Decoder {
     after_prompt(start_pos, static_cast<int>(prompt.size()), prompt.empty() ? -1 : prompt.back());
   }
 
+  /// The caller ran the prompt's forward itself (the batch scheduler, possibly in chunks
+  /// across several batched steps): `tokens` ids ending in `last` were appended at
+  /// `start_pos`, and `row` is the last one's logits, the first step's.
+  void prefilled(int start_pos, int tokens, std::int32_t last, logits_view row) {
+    logits_ = row;
+    after_prompt(start_pos, tokens, last);
+  }
+
   /// Like prefill(), for `tokens` ids that `fill(exec, ids, desc)` writes into the workspace's
   /// scratch on the device (forward_in_scratch; the relay's hand-off). The host does not
   /// know the prompt's last id: the plan's last_token stays -1 until a token is accepted.
@@ -223,16 +232,27 @@ class Decoder {
       fail_no_choice();
     return id;
   }
-  /// Takes `token` as this step's output. A stop id ends the generation (not kept); a stop
-  /// asked by interceptor `stopped_by` ends it after the token; reaching max_new ends it;
-  /// otherwise a later forward() feeds the token back.
+  /// Takes `token` as this step's output, by the one accept rule (kernels/accept.hpp): a stop
+  /// id ends the generation (not kept); a stop asked by interceptor `stopped_by` ends it after
+  /// the token; reaching max_new ends it; otherwise a later forward() feeds the token back.
   void accept(std::int32_t token, std::string_view stopped_by = {}) {
     if (state_.done) return;
-    if (std::find(opt_->stop_ids.begin(), opt_->stop_ids.end(), token) != opt_->stop_ids.end()) {
-      result_.stopped = true;
-      result_.stop_id = token;
-      state_.done = 1;
-      return;
+    const kernels::Accepted verdict =
+        kernels::accept_rule(token, stopped_by.empty() ? -1 : 0, state_.steps, opt_->max_new,
+                             opt_->stop_ids.data(), static_cast<int>(opt_->stop_ids.size()));
+    switch (verdict) {
+      case kernels::Accepted::invalid:  // choose() never returns one: a supplied token
+        BATON_FAIL(usage_error, stage_.empty() ? "" : "stage '", stage_,
+                   stage_.empty() ? "" : "': ", "decode step ", state_.steps,
+                   ": the supplied token ", token, " is not an id");
+      case kernels::Accepted::stop_id:
+        result_.stopped = true;
+        result_.stop_id = token;
+        state_.done = 1;
+        return;
+      case kernels::Accepted::keep:
+      case kernels::Accepted::keep_last:
+        break;
     }
     result_.ids.push_back(token);
     ++state_.steps;
@@ -241,9 +261,8 @@ class Decoder {
     if (!stopped_by.empty()) {
       result_.stopped = true;
       result_.stopped_by = stopped_by;
-      state_.done = 1;
     }
-    if (state_.steps >= opt_->max_new) state_.done = 1;
+    if (verdict == kernels::Accepted::keep_last) state_.done = 1;
   }
 
   /// One whole step (the order above); `hooks` observe steps that ran a forward. Returns
@@ -251,6 +270,18 @@ class Decoder {
   template <class Hooks = NoDecodeHooks>
   bool step(Hooks&& hooks = {}) {
     if (state_.done) return false;
+    if (begin_step()) forward();
+    return finish_step(std::forward<Hooks>(hooks));
+  }
+
+  /// A step in two halves, for a caller that runs the forward itself (the batch scheduler
+  /// runs one forward over the pending tokens of many generations): begin_step() runs the host
+  /// members' before_step, which may supply the token; when it returns true the step needs a
+  /// forward of pending_tokens() at position(), and the caller runs forward() or its own and
+  /// hands the row to forwarded(); then finish_step() chooses and accepts. step() is exactly
+  /// begin_step(), forward(), finish_step().
+  bool begin_step() {
+    BATON_CHECK(!state_.done, usage_error, "Decoder: begin_step() on a finished generation");
     if constexpr (backend::is_device && Chain::has_device_members) {
       // The host cannot run device members on a device backend (their params and states are
       // device memory): they run only inside the device loop.
@@ -260,18 +291,46 @@ class Decoder {
                   "(run() without hooks, at most ",
                   kernels::kMaxDeviceStopIds, " stop ids)");
     }
-    const StepPlan p = plan();
-    std::optional<std::int32_t> supplied;
+    plan_ = plan();
+    supplied_.reset();
     if constexpr (Chain::has_host_members) {
       if (host_hooks_) {
         ++result_.host_waits;
-        supplied = chain_->before_step(branch_->host(), p);
+        supplied_ = chain_->before_step(branch_->host(), plan_);
       }
     }
-    const bool skipped = supplied.has_value();
+    skipped_ = supplied_.has_value();
     if constexpr (backend::is_device) host_row_ready_ = false;
+    return !skipped_ && state_.pending > 0;
+  }
+
+  /// The accepted ids a forward must feed before this step can choose (see begin_step()).
+  std::span<const std::int32_t> pending_tokens() const {
+    const auto n = static_cast<std::size_t>(state_.pending);
+    return {result_.ids.data() + result_.ids.size() - n, n};
+  }
+
+  /// The caller ran the forward of pending_tokens() at position() itself (the batch
+  /// scheduler): `row` is its last row of logits, which this step chooses from.
+  void forwarded(logits_view row) {
+    BATON_CHECK(state_.pending > 0, usage_error, "Decoder: forwarded() with no pending tokens");
+    logits_ = row;
+    ++result_.forwards;
+    state_.position += state_.pending;
+    state_.pending = 0;
+  }
+
+  /// The second half of a step (see begin_step()): hooks, transforms, the choice, the host
+  /// members' after_step and accept. Returns whether the generation goes on.
+  template <class Hooks = NoDecodeHooks>
+  bool finish_step(Hooks&& hooks = {}) {
+    const StepPlan& p = plan_;
+    std::optional<std::int32_t> supplied = supplied_;
+    const bool skipped = skipped_;
     if (!skipped) {
-      forward();
+      BATON_CHECK(state_.pending == 0, usage_error,
+                  "Decoder: finish_step() before the step's forward (", state_.pending,
+                  " pending tokens)");
       supplied = hooks.before(step_view{p.step, p.position, logits_});
       if constexpr (backend::is_device) {
         if (host_hooks_) fetch_row();            // host members see the logits on the host
@@ -463,8 +522,9 @@ class Decoder {
     if constexpr (backend::is_device) {
       return host_row_;
     } else {
-      float* base = ws_->logits.data();
-      return {base + (logits_.data() - base), logits_.size()};
+      // The row is a workspace's writable logits (this decoder's, or a batched forward's):
+      // the view is read-only only because forward() hands it out that way.
+      return {const_cast<float*>(logits_.data()), logits_.size()};
     }
   }
   /// The step's logits as host members see them.
@@ -504,6 +564,10 @@ class Decoder {
   bool host_row_ready_ = false;
   DecodeState state_;
   DecodeResult result_;
+  // The step between begin_step() and finish_step().
+  StepPlan plan_{};
+  std::optional<std::int32_t> supplied_;
+  bool skipped_ = false;
 };
 
 /// Appends `prompt` to `target` at `start_pos` and generates greedily: the Decoder without

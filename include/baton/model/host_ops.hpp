@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "baton/backend/host.hpp"
 #include "baton/backend/host_attention.hpp"
@@ -28,12 +29,19 @@
 #include "baton/kernels/rope.hpp"
 #include "baton/kv/append.hpp"
 #include "baton/model/backend_ops.hpp"
+#include "baton/model/batch_row.hpp"
 #include "baton/model/workspace.hpp"
 
 namespace baton {
 
 /// The forward operations on the host for one call (see ForwardOpsArchetype for what each
-/// operation computes).
+/// operation computes), over one row or a batch of rows (model/forward_batch.hpp): each row
+/// appends its own tokens to its own cache target through its own adapter. The rows' tokens
+/// are laid out one row after another, so every base product runs once over all of them
+/// (the weights are read once per step, whatever the number of rows), while RoPE, the cache
+/// append and attention run per row on its own target and positions. LoRA updates run once
+/// per run of consecutive rows with the same adapter, so a caller that orders its rows by
+/// adapter reads each adapter once (model/forward_batch.hpp).
 template <class Model, class Slice, class Cache>
 class HostForwardOps {
   using S = typename Model::storage;
@@ -42,33 +50,35 @@ class HostForwardOps {
   using buffer = host::buffer<T>;
 
  public:
+  using row_type = BatchRow<Slice, Cache>;
+
+  /// One row: `tokens` at `first_pos` of `target`, the last `logit_rows` tokens' logits.
   HostForwardOps(const Model& model, Workspace<host>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, int first_pos, std::span<const std::int32_t> tokens,
                  int logit_rows)
-      : model_(model),
-        c_(model.config()),
-        ws_(ws),
-        slice_(slice),
-        cache_(cache),
-        target_(target),
-        first_pos_(first_pos),
-        tokens_(tokens),
-        n_(static_cast<int>(tokens.size())),
-        rows_(logit_rows),
-        ctx_(ws.extras.context) {
-    ws.ensure(c_, n_, rows_);
-    par_tokens_ = static_cast<long>(n_) * c_.hidden_size >= host_ops::kParallelMinWork;
-  }
+      : HostForwardOps(model, ws, std::span<const row_type>(&single_, 1), logit_rows,
+                       row_type{&slice, &cache, target, first_pos, tokens, logit_rows > 0}) {}
+
+  /// A batch: the last token's logits of every row with `logits` set, in row order.
+  HostForwardOps(const Model& model, Workspace<host>& ws, std::span<const row_type> rows)
+      : HostForwardOps(model, ws, rows, -1, row_type{}) {}
+
+  HostForwardOps(const HostForwardOps&) = delete;  // the spans point into this object
+  HostForwardOps& operator=(const HostForwardOps&) = delete;
 
   /// x = the embedding rows of the tokens, widened to f32.
   void embed() {
     const int H = c_.hidden_size;
     const S* emb = model_.embedding().data();
     float* x = ws_.x.data();
-    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
-      const S* row = emb + static_cast<std::size_t>(tokens_[t]) * H;
-      for (int i = 0; i < H; ++i) x[static_cast<std::size_t>(t) * H + i] = widen(row[i]);
-    });
+    for (const Span& r : spans_) {
+      const std::int32_t* ids = r.row->tokens.data();
+      host_ops::parallel_for(ctx_, r.n, par_tokens_, [&](long i) {
+        const S* src = emb + static_cast<std::size_t>(ids[i]) * H;
+        float* dst = x + static_cast<std::size_t>(r.t0 + i) * H;
+        for (int k = 0; k < H; ++k) dst[k] = widen(src[k]);
+      });
+    }
   }
 
   void norm(const buffer<float>& weight) {
@@ -114,35 +124,42 @@ class HostForwardOps {
     const int qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
     const float* inv_freq = model_.inv_freq().data();
     float* qkv = ws_.qkv.data();
-    const KvAppend<L> dst = cache_.append_view(target_, layer);
-    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
-      const int pos = first_pos_ + static_cast<int>(t);
-      float* row = qkv + static_cast<std::size_t>(t) * w;
-      for (int h = 0; h < nq + nkv; ++h) kernels::rope_rotate_head(row + h * D, D, pos, inv_freq);
-      for (int h = 0; h < nkv; ++h)
-        kv::append(dst, pos, h, row + qd + h * D, row + qd + kvd + h * D);
-    });
+    for (const Span& r : spans_) {
+      const KvAppend<L> dst = r.row->cache->append_view(r.row->target, layer);
+      host_ops::parallel_for(ctx_, r.n, par_tokens_, [&](long i) {
+        const int pos = r.row->position + static_cast<int>(i);
+        float* row = qkv + static_cast<std::size_t>(r.t0 + i) * w;
+        for (int h = 0; h < nq + nkv; ++h) kernels::rope_rotate_head(row + h * D, D, pos, inv_freq);
+        for (int h = 0; h < nkv; ++h)
+          kv::append(dst, pos, h, row + qd + h * D, row + qd + kvd + h * D);
+      });
+    }
   }
 
   void attention(int layer) {
     const int D = c_.head_dim, nq = c_.num_heads;
-    const kernels::AttentionParams<L> p{.kv = cache_.read_span(target_, layer, first_pos_ + n_),
-                                        .q = ws_.qkv.data(),
-                                        .q_stride = qkv_width(),
-                                        .out = ws_.attn.data(),
-                                        .out_stride = c_.q_dim(),
-                                        .tokens = n_,
-                                        .q_heads = nq,
-                                        .group = nq / c_.num_kv_heads,
-                                        .first_pos = first_pos_,
-                                        .scale = 1.0f / std::sqrt(static_cast<float>(D))};
-    const bool par_attn =
-        static_cast<long>(n_) * nq * (first_pos_ + n_) * D >= host_ops::kParallelMinWork;
     const host_simd::Isa isa = ctx_ ? ctx_->isa() : host_simd::best_isa();
-    // one index per (token, head), as OpenMP's collapse(2) had it
-    host_ops::parallel_for(ctx_, static_cast<long>(n_) * nq, par_attn, [&](long th) {
-      host_ops::attend<L>(isa, p, static_cast<int>(th / nq), static_cast<int>(th % nq));
-    });
+    for (const Span& r : spans_) {
+      const int first = r.row->position;
+      const std::size_t t0 = static_cast<std::size_t>(r.t0);
+      const kernels::AttentionParams<L> p{
+          .kv = r.row->cache->read_span(r.row->target, layer, first + r.n),
+          .q = ws_.qkv.data() + t0 * qkv_width(),
+          .q_stride = qkv_width(),
+          .out = ws_.attn.data() + t0 * c_.q_dim(),
+          .out_stride = c_.q_dim(),
+          .tokens = r.n,
+          .q_heads = nq,
+          .group = nq / c_.num_kv_heads,
+          .first_pos = first,
+          .scale = 1.0f / std::sqrt(static_cast<float>(D))};
+      const bool par_attn =
+          static_cast<long>(r.n) * nq * (first + r.n) * D >= host_ops::kParallelMinWork;
+      // one index per (token, head), as OpenMP's collapse(2) had it
+      host_ops::parallel_for(ctx_, static_cast<long>(r.n) * nq, par_attn, [&](long th) {
+        host_ops::attend<L>(isa, p, static_cast<int>(th / nq), static_cast<int>(th % nq));
+      });
+    }
   }
 
   void output_projection(const buffer<S>& wo, int layer) {
@@ -181,16 +198,16 @@ class HostForwardOps {
     lora(layer, LoraTarget::down, act, F, x, H);
   }
 
-  /// Final norm and head for the last `logit_rows` tokens only.
+  /// Final norm and head: one row: its last `logit_rows` tokens; a batch: the last token of
+  /// every row that asks for logits, in row order.
   std::span<const float> head() {
     const int H = c_.hidden_size, V = c_.vocab_size;
     const float eps = static_cast<float>(c_.rms_norm_eps);
     const float* x = ws_.x.data();
     float* xn = ws_.xn.data();
-    const int first = n_ - rows_;
     host_ops::parallel_for(ctx_, rows_, par_tokens_, [&](long r) {
-      const long t = first + r;
-      kernels::rmsnorm_row(x + t * H, model_.final_norm().data(), xn + r * H, H, eps);
+      kernels::rmsnorm_row(x + static_cast<long>(logit_token(static_cast<int>(r))) * H,
+                           model_.final_norm().data(), xn + r * H, H, eps);
     });
     host_ops::matmul_nt(xn, rows_, H, H, model_.head().data(), V, ws_.logits.data(), V, false,
                         ctx_);
@@ -198,26 +215,68 @@ class HostForwardOps {
   }
 
  private:
-  int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
+  /// A row's tokens in the activations: [t0, t0 + n).
+  struct Span {
+    const row_type* row;
+    int t0, n;
+  };
 
-  /// Adds the slice's update for (layer, target) to output columns [0, out) of y.
+  /// `single_rows` >= 0: one row whose last `single_rows` tokens give logits; -1: a batch.
+  HostForwardOps(const Model& model, Workspace<host>& ws, std::span<const row_type> rows,
+                 int single_rows, row_type single)
+      : model_(model), c_(model.config()), ws_(ws), single_(single), ctx_(ws.extras.context) {
+    if (single_rows >= 0) {  // no allocation: a decode step allocates nothing
+      n_ = static_cast<int>(single_.tokens.size());
+      single_span_ = {&single_, 0, n_};
+      spans_ = std::span<const Span>(&single_span_, 1);
+      rows_ = single_rows;
+      single_first_ = n_ - single_rows;
+    } else {
+      batch_spans_.reserve(rows.size());
+      for (const row_type& r : rows) {
+        batch_spans_.push_back({&r, n_, static_cast<int>(r.tokens.size())});
+        n_ += static_cast<int>(r.tokens.size());
+        if (r.logits) logit_rows_.push_back(n_ - 1);
+      }
+      spans_ = batch_spans_;
+      rows_ = static_cast<int>(logit_rows_.size());
+    }
+    ws.ensure(c_, n_, rows_);
+    par_tokens_ = static_cast<long>(n_) * c_.hidden_size >= host_ops::kParallelMinWork;
+  }
+
+  int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
+  /// The token whose hidden state gives logits row `r`.
+  int logit_token(int r) const { return logit_rows_.empty() ? single_first_ + r : logit_rows_[r]; }
+
+  /// Adds each row's update for (layer, target) to output columns [0, out) of y: one product
+  /// per run of consecutive rows with the same adapter (no adapter: nothing).
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
-    if (const auto* m = slice_.module(layer, t)) {
-      host_ops::lora_update(x, n_, m->in, ldx, m->a.data(), m->b.data(), m->rank, m->out, m->scale,
-                            y, ldy, ws_.lora_scratch, ctx_);
+    for (std::size_t i = 0; i < spans_.size();) {
+      const Slice* slice = spans_[i].row->slice;
+      const int t0 = spans_[i].t0;
+      int n = 0;
+      for (; i < spans_.size() && spans_[i].row->slice == slice; ++i) n += spans_[i].n;
+      if (slice == nullptr) continue;
+      if (const auto* m = slice->module(layer, t)) {
+        const std::size_t off = static_cast<std::size_t>(t0);
+        host_ops::lora_update(x + off * ldx, n, m->in, ldx, m->a.data(), m->b.data(), m->rank,
+                              m->out, m->scale, y + off * ldy, ldy, ws_.lora_scratch, ctx_);
+      }
     }
   }
 
   const Model& model_;
   const ModelConfig& c_;
   Workspace<host>& ws_;
-  const Slice& slice_;
-  Cache& cache_;
-  KvTarget target_;
-  int first_pos_;
-  std::span<const std::int32_t> tokens_;
-  int n_;
-  int rows_;
+  row_type single_;  ///< the one row of a single forward
+  Span single_span_{};
+  std::vector<Span> batch_spans_;
+  std::span<const Span> spans_;  ///< single_span_ or batch_spans_
+  std::vector<int> logit_rows_;  ///< a batch: the last token of each row that asks for logits
+  int single_first_ = 0;         ///< one row: its first token with logits
+  int n_ = 0;                    ///< tokens of all rows
+  int rows_ = 0;                 ///< rows of logits
   bool par_tokens_ = false;
   HostContext* ctx_;  ///< the loops' thread pool and kernels; null: OpenMP
 };

@@ -104,6 +104,10 @@ struct RelaySpec {
   int max_cycles = 1;
   std::optional<int> loop_from;
   int max_request_tokens = 512;  ///< sizes each stage's slot (with the outputs it reads)
+  /// Requests each stage serves at once: its slots, the pool a batch scheduler
+  /// (RuntimeRelay::batched) draws from. Not read from the file: `baton relay --concurrency N`
+  /// sets it.
+  int slots = 1;
   /// Every token's bytes, for stop sequences (set by resolve_text from the tokenizer).
   std::shared_ptr<const TokenByteTable> token_bytes;
   /// How many ids the tokenizer has (resolve_text sets it; 0: none used): the relay builder

@@ -28,17 +28,11 @@
 #include "baton/core/error.hpp"
 #include "baton/relay/device_handoff.hpp"
 #include "baton/relay/gate.hpp"
+#include "baton/relay/relay_cursor.hpp"
 #include "baton/relay/result.hpp"
 #include "baton/relay/stage.hpp"
 
 namespace baton {
-
-/// How a relay run loops.
-struct RelayOptions {
-  int max_cycles = 1;            ///< cycles at most (a cycle = the stages from loop_from on)
-  std::optional<int> loop_from;  ///< first stage of cycles 2, 3, ... (default: the second)
-  Gate gate;                     ///< on the last stage's output; none = pass after one cycle
-};
 
 template <Backend B>
 class RelayEngine {
@@ -71,8 +65,6 @@ class RelayEngine {
         }
       }
     }
-    latest_.resize(n);
-    previous_.resize(n);
     if constexpr (kSharedContext) share_one_context();
   }
   RelayEngine(const RelayEngine&) = delete;
@@ -127,51 +119,6 @@ class RelayEngine {
     return r;
   }
 
-  /// How many ids stage `i` reads: the host knows every segment's length (outputs from their
-  /// stages' waits), which sizes a device hand-off's prefill.
-  int input_length(int i, std::span<const std::int32_t> request) const {
-    std::size_t n = 0;
-    for (const Segment& g : stages_.at(i)->input_segments()) {
-      switch (g.kind) {
-        case Segment::Kind::literal:
-          n += g.ids.size();
-          break;
-        case Segment::Kind::request:
-          n += request.size();
-          break;
-        case Segment::Kind::output:
-          n += latest_[g.stage].size();
-          break;
-        case Segment::Kind::feedback:
-          n += previous_[g.stage].size();
-          break;
-      }
-    }
-    return static_cast<int>(n);
-  }
-
-  /// The ids stage `i` reads, assembled from its segments (exposed for tests and tools).
-  std::vector<std::int32_t> assemble(int i, std::span<const std::int32_t> request) const {
-    std::vector<std::int32_t> in;
-    for (const Segment& g : stages_.at(i)->input_segments()) {
-      switch (g.kind) {
-        case Segment::Kind::literal:
-          in.insert(in.end(), g.ids.begin(), g.ids.end());
-          break;
-        case Segment::Kind::request:
-          in.insert(in.end(), request.begin(), request.end());
-          break;
-        case Segment::Kind::output:
-          in.insert(in.end(), latest_[g.stage].begin(), latest_[g.stage].end());
-          break;
-        case Segment::Kind::feedback:
-          in.insert(in.end(), previous_[g.stage].begin(), previous_[g.stage].end());
-          break;
-      }
-    }
-    return in;
-  }
-
  private:
   using clock = std::chrono::steady_clock;
   static double ms_since(clock::time_point t0) {
@@ -180,85 +127,68 @@ class RelayEngine {
 
   void run_into(RelayResult& r, std::span<const std::int32_t> request, const RelayOptions& opt) {
     const auto t0 = clock::now();
-    // Timings are set however the run ends: normal return, early pass, or exception.
-    struct SetTotal {
+    RelayCursor cur(size(), request, opt);
+    // The result and its total time however the run ends: normal return, early pass, or
+    // exception (with the runs that completed and the failed one's time).
+    struct Finish {
       RelayResult& r;
+      RelayCursor& cur;
       clock::time_point t0;
-      ~SetTotal() { r.total_ms = ms_since(t0); }
-    } set_total{r, t0};
+      ~Finish() {
+        r = std::move(cur.result());
+        r.total_ms = ms_since(t0);
+      }
+    } finish{r, cur, t0};
 
-    const int n = size();
-    const int loop_from = opt.loop_from.value_or(n > 1 ? 1 : 0);
-    BATON_CHECK(opt.max_cycles >= 1, usage_error, "relay: max_cycles must be >= 1 (got ",
-                opt.max_cycles, ")");
-    BATON_CHECK(loop_from >= 0 && loop_from < n, usage_error, "relay: loop_from ", loop_from,
-                " is not a stage (0..", n - 1, ")");
-    r.stages = n;
-    for (auto& v : latest_) v.clear();
-    for (auto& v : previous_) v.clear();
     if constexpr (kDeviceHandoff) {
       if (!handoff_.prepared()) handoff_.prepare(stages_);
       handoff_.begin_request(request, opt.gate);
     }
-
-    for (int cycle = 1; cycle <= opt.max_cycles; ++cycle) {
-      r.cycles = cycle;
-      if (cycle > 1) {
-        previous_ = latest_;  // feedback<K> reads what K produced last cycle
+    int cycle = 1;
+    while (!cur.done()) {
+      if (cur.cycle() != cycle) {
+        cycle = cur.cycle();
         if constexpr (kDeviceHandoff) handoff_.begin_cycle();
       }
-      std::optional<bool> device_verdict;
-      for (int i = cycle == 1 ? 0 : loop_from; i < n; ++i) {
-        StageRun run{i, cycle, stages_[i]->name(), {}, false, 0, 0};
-        const auto ts = clock::now();
-        try {
-          DecodeResult g = run_stage(i, request, opt, run);
-          run.ids = std::move(g.ids);
-          run.stopped = g.stopped;
-          run.stopped_by = std::string(g.stopped_by);
-          run.forwards = g.forwards;
-          run.skipped = g.skipped;
-          run.host_waits = g.host_waits;
-          run.trace = std::move(g.trace);
-          if (g.device_gate >= 0) {
-            run.gate_on_device = true;
-            device_verdict = g.device_gate == 1;
-          }
-        } catch (...) {
-          run.ms = ms_since(ts);
-          r.runs.push_back(std::move(run));
-          throw;
-        }
+      const int i = cur.stage();
+      StageRun run{i, cycle, stages_[i]->name(), {}, false, 0, 0};
+      const auto ts = clock::now();
+      DecodeResult g;
+      try {
+        g = run_stage(cur, opt, run);
+      } catch (const std::exception& e) {
         run.ms = ms_since(ts);
-        latest_[i] = run.ids;
-        r.runs.push_back(std::move(run));
+        cur.fail(std::move(run), e.what());
+        throw;
+      } catch (...) {
+        run.ms = ms_since(ts);
+        cur.fail(std::move(run), "a stage threw an object that is not a std::exception");
+        throw;
       }
-      const bool pass = device_verdict
-                            ? *device_verdict
-                            : !opt.gate || opt.gate(std::span<const std::int32_t>(latest_[n - 1]));
-      r.verdict = pass ? Verdict::pass : Verdict::fail;
-      if (pass) break;
+      run.ms = ms_since(ts);
+      cur.record(std::move(run), std::move(g));
     }
   }
 
-  /// Runs stage `i` with its input handed off on the device where it can, else assembled on
-  /// the host; fills `run`'s input facts.
-  DecodeResult run_stage(int i, std::span<const std::int32_t> request, const RelayOptions& opt,
-                         StageRun& run) {
+  /// Runs stage cur.stage() with its input handed off on the device where it can, else
+  /// assembled on the host; fills `run`'s input facts.
+  DecodeResult run_stage(const RelayCursor& cur, const RelayOptions& opt, StageRun& run) {
+    const int i = cur.stage();
+    StageBase<B>& st = *stages_[i];
     if constexpr (kDeviceHandoff) {
       if (handoff_.applies(i)) {
-        run.input_tokens = input_length(i, request);
+        run.input_tokens = cur.input_length(st.input_segments());
         run.input_on_device = true;
-        const bool gates = i == size() - 1 && opt.gate.built_in();
-        DecodeResult g = stages_[i]->run_handed_off(
-            handoff_.plan(i), run.input_tokens, gates ? handoff_.gate() : kernels::DeviceGate{}, 0);
+        const bool gates = cur.at_last_stage() && opt.gate.built_in();
+        DecodeResult g = st.run_handed_off(handoff_.plan(i), run.input_tokens,
+                                           gates ? handoff_.gate() : kernels::DeviceGate{}, 0);
         handoff_.ran_on_device(i);
         return g;
       }
     }
-    const std::vector<std::int32_t> input = assemble(i, request);
+    const std::vector<std::int32_t> input = cur.assemble(st.input_segments());
     run.input_tokens = static_cast<int>(input.size());
-    DecodeResult g = stages_[i]->run(input, 0);
+    DecodeResult g = st.run(input, 0);
     if constexpr (kDeviceHandoff) handoff_.ran_on_host(i, g.ids);
     return g;
   }
@@ -312,9 +242,8 @@ class RelayEngine {
   context_type* context_ = nullptr;
 
   std::vector<StageBase<B>*> stages_;
-  std::vector<std::vector<std::int32_t>> latest_;    // each stage's latest output
-  std::vector<std::vector<std::int32_t>> previous_;  // ... as of the start of this cycle
-  DeviceHandoff<B> handoff_;  // device-loop backends: the same, in backend memory
+  DeviceHandoff<B> handoff_;  // device-loop backends: each stage's latest output, in backend
+                              // memory (the cursor keeps them on the host)
 };
 
 }  // namespace baton

@@ -23,6 +23,7 @@
 #include "baton/relay/config.hpp"
 #include "baton/relay/engine.hpp"
 #include "baton/relay/runtime_chain.hpp"
+#include "baton/relay/scheduler.hpp"
 
 namespace baton {
 
@@ -42,6 +43,12 @@ class RuntimeRelay {
   virtual const std::vector<std::string>& warnings() const = 0;
   /// The backend the relay runs on ("host", "cuda").
   virtual std::string_view backend_name() const = 0;
+  /// A scheduler that runs many requests through this (pre-warmed) relay at once, batching
+  /// the rows of every request and stage into one forward per step (relay/scheduler.hpp); each
+  /// stage serves RelaySpec::slots requests at once. The relay must outlive it, and run() and
+  /// the scheduler must not be used at the same time. usage_error on a backend without a
+  /// batched forward (baton::cuda, for now).
+  virtual std::unique_ptr<BatchedRelay> batched(const SchedulerOptions& opt) = 0;
 };
 
 /// What a run-time relay on backend B owns besides its stages, and binds each stage's
@@ -144,7 +151,9 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                   " tokens + max_new ", s.max_new, " do not fit the model's ",
                   model_.config().max_positions(), " positions (max_position_embeddings)");
       const int tail = static_cast<int>(std::min<long long>(tail_capacity_for(spec, i), room));
-      const KvShape shape{static_cast<int>(prefix_len), tail, 1};
+      BATON_CHECK(spec.slots >= 1 && spec.slots <= 4096, config_error, src,
+                  ": slots = ", spec.slots, " is outside [1, 4096]");
+      const KvShape shape{static_cast<int>(prefix_len), tail, spec.slots};
       BATON_CHECK(!s.grammar || s.compiled_grammar, config_error, where,
                   " has a grammar; compile it with a tokenizer (resolve_text)");
       if (s.compiled_grammar)
@@ -187,6 +196,19 @@ class BackendRuntimeRelay final : public RuntimeRelay {
   std::vector<std::int32_t> prefix(int stage) const override { return stages_.at(stage)->prefix(); }
   const std::vector<std::string>& warnings() const override { return warnings_; }
   std::string_view backend_name() const override { return B::name; }
+  std::unique_ptr<BatchedRelay> batched(const SchedulerOptions& opt) override {
+    if constexpr (has_batched_forward_v<B, Model, Slice, Cache>) {
+      std::vector<StageT*> stages;
+      for (const auto& s : stages_) stages.push_back(s.get());
+      SchedulerOptions o = opt;
+      if (o.max_request_tokens <= 0) o.max_request_tokens = max_request_;
+      return std::make_unique<RelayScheduler<StageT>>(std::move(stages), options_, o);
+    } else {
+      (void)opt;
+      BATON_FAIL(usage_error, "batched relays run on the host backend; ", B::name,
+                 " has no batched forward yet");
+    }
+  }
   /// The context the stages run on (tests read its wait counter).
   RelayExecution<B>& execution() { return execution_; }
 

@@ -175,6 +175,18 @@ class Stage final : public StageBase<typename Model::backend> {
     return s;
   }
 
+  /// Starts a request on `slot` whose input of `tokens` ids the caller prefills itself (the
+  /// batch scheduler: the session's decoder() takes the forward's row through prefilled()).
+  /// Checks what begin() checks and rewinds the slot to the prefix.
+  session_type open(long long tokens, int slot) {
+    check_request(tokens, slot);
+    cache_.rewind(slot);
+    return session_type(*this, slot);
+  }
+  /// The cache, writable: the batch scheduler's rows append to its slots.
+  Cache& cache_for_batch() { return cache_; }
+  int slots() const { return cache_.num_slots(); }
+
   /// One decode step of `s` (the decode loop's step with the stage's chain on the session's
   /// branch states). Returns whether the request goes on. If a hook throws, the exception
   /// leaves the session abandoned (finish or destroy it); the stage and its cache stay usable.
@@ -319,6 +331,11 @@ class Session {
   const typename StageT::request_state::branch_type& branch() const { return request_->branch(0); }
   /// What the generation produced so far, with its counters (forwards, skipped, host waits).
   const DecodeResult& result() const { return decoder_.result(); }
+  /// The session's decode loop, for a caller that runs its forwards itself (the batch
+  /// scheduler: Decoder::begin_step, forwarded, finish_step).
+  auto& decoder() { return decoder_; }
+  /// Ends the session and hands back what it generated (Stage::finish does the same).
+  DecodeResult finish() { return release(); }
 
  private:
   friend StageT;

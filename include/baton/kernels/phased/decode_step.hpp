@@ -10,11 +10,12 @@
 /// then one block of DecodeStepKernel<Chain> per step:
 ///   phase 0: the argmax of those partials (the host Decoder's rule: largest value, lowest id
 ///            on a tie, -1 for a non-finite winner);
-///   phase 1: thread 0 accepts the id as Decoder::accept does (device advance, stop ids,
-///            interceptor stop, max_new), then writes the descriptor and token id of the
-///            forward that feeds it back — after checking the write position against the
-///            slot's counter. A mismatch writes nothing: it sets the error flag and ends the
-///            loop, and the host turns the flag into position_error at its one read.
+///   phase 1: thread 0 accepts the id by the rule Decoder::accept uses (kernels/accept.hpp:
+///            stop ids, interceptor stop, max_new; after the device advance), then writes the
+///            descriptor and token id of the forward that feeds it back — after checking the write
+///            position against the slot's counter. A mismatch writes nothing: it sets the error
+///            flag and ends the loop, and the host turns the flag into position_error at its one
+///            read.
 /// Once `done` is set every later step is a no-op and every later forward appends nothing
 /// (descriptor tokens = 0), so the host may queue max_new steps without looking.
 #pragma once
@@ -24,6 +25,7 @@
 
 #include "baton/grid/collectives.hpp"
 #include "baton/grid/grid.hpp"
+#include "baton/kernels/accept.hpp"
 #include "baton/kernels/argmax.hpp"
 #include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/descriptor.hpp"
@@ -75,28 +77,26 @@ inline constexpr int kMaxDeviceStopIds = 16;
 /// the next forward appends `id` at, or -1 when no forward follows (done, or an error).
 BATON_HD inline int accept_on_device(DeviceLoopState& st, std::int32_t* ids, std::int32_t id,
                                      int stopper, const std::int32_t* stop_ids, int n_stop) {
-  if (id < 0) {
+  const Accepted verdict = accept_rule(id, stopper, st.steps, st.max_new, stop_ids, n_stop);
+  if (verdict == Accepted::invalid) {
     st.error = kLoopNonFinite;
     st.error_pos = st.origin + st.steps;
     st.done = 1;
     return -1;
   }
-  for (int k = 0; k < n_stop; ++k) {
-    if (stop_ids[k] == id) {  // a stop id ends the generation and is not kept
-      st.stop_id = id;
-      st.done = 1;
-      return -1;
-    }
+  if (verdict == Accepted::stop_id) {  // ends the generation; the id is not kept
+    st.stop_id = id;
+    st.done = 1;
+    return -1;
   }
   ids[st.steps] = id;
   ++st.steps;
   st.last_token = id;
-  if (stopper >= 0) {  // an interceptor's stop keeps the token it saw
-    st.stopped_by = stopper;
+  if (stopper >= 0) st.stopped_by = stopper;  // an interceptor's stop keeps the token it saw
+  if (verdict == Accepted::keep_last) {
     st.done = 1;
+    return -1;  // nothing reads the last token's K/V
   }
-  if (st.steps >= st.max_new) st.done = 1;
-  if (st.done) return -1;  // nothing reads the last token's K/V
   const int at = st.origin + st.steps - 1 + st.position_skew;
   if (at != st.position) {
     st.error = kLoopPositionMismatch;

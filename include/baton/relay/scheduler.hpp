@@ -1,0 +1,411 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief RelayScheduler: many requests through one relay at once. Each request moves through
+///        its stages and cycles exactly as a relay run does (RelayCursor: inputs from segments,
+///        the gate, feedback, loop_from); at every step all runnable rows — prefill chunks and
+///        decode tokens of every request and stage — go through one batched forward
+///        (model/forward_batch.hpp), so the base weights are read once per step.
+///
+/// Life of a request (a ticket): queued → waits for a free slot of its stage → prefills its
+/// input in chunks (the step's token budget) → decodes one token per step with the stage's
+/// interceptors (Decoder::begin_step / forwarded / finish_step: the one decode step) → the
+/// stage's output goes to the cursor, which picks the next stage or ends the relay. A failure
+/// (bad ids, a position or numeric error, an interceptor's exception) ends that request alone:
+/// its slot is released, the pre-warmed prefixes are never written, and the other requests go
+/// on with the same results they would have had without it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/core/error.hpp"
+#include "baton/model/forward_batch.hpp"
+#include "baton/relay/relay_cursor.hpp"
+#include "baton/relay/stage.hpp"
+
+namespace baton {
+
+/// Limits of a scheduler.
+struct SchedulerOptions {      // NOLINT: aggregate
+  int max_rows = 64;           ///< rows (requests' stage runs) in one batched forward
+  int max_tokens = 512;        ///< tokens in one batched forward (prefills go in chunks)
+  int max_queue = 1024;        ///< requests accepted and not yet finished, at most
+  int max_request_tokens = 0;  ///< a request's ids at most (0: no bound but the slots')
+};
+
+/// A request's handle.
+using Ticket = std::uint64_t;
+
+/// Called with each token a request's stage accepts, as it is accepted: (ticket, stage index,
+/// cycle, token). The server streams from it.
+using TokenCallback = std::function<void(Ticket, int, int, std::int32_t)>;
+
+/// What one scheduler step did (for tests and benchmarks).
+struct SchedulerStep {
+  int rows = 0;    ///< rows in the batched forward
+  int tokens = 0;  ///< tokens in it
+  int decode_rows = 0;
+  int prefill_rows = 0;
+};
+
+/// A scheduler over a run-time relay's stages, whatever their types (RuntimeRelay::batched):
+/// RelayScheduler's calls.
+class BatchedRelay {
+ public:
+  virtual ~BatchedRelay() = default;
+  virtual Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) = 0;
+  virtual bool cancel(Ticket t) = 0;
+  virtual SchedulerStep step() = 0;
+  virtual void run() = 0;
+  virtual bool idle() const = 0;
+  virtual int pending() const = 0;
+  virtual std::optional<RelayResult> take(Ticket t) = 0;
+};
+
+/// @tparam StageT the relay's stage type (every stage of one relay shares it: a run-time relay's
+///         Stage<Model, LoraSlice<kRuntimeRankBound>, Cache, DynamicInput, RuntimeChain<B>>)
+template <class StageT>
+class RelayScheduler final : public BatchedRelay {
+  using Model = typename StageT::model_type;
+  using Slice = typename StageT::slice_type;
+  using Cache = typename StageT::cache_type;
+  using B = typename StageT::backend;
+  using Session = typename StageT::session_type;
+  using Row = BatchRow<Slice, Cache>;
+  using clock = std::chrono::steady_clock;
+
+ public:
+  /// The stages (pre-warmed, in relay order; they outlive the scheduler) and how the relay
+  /// loops. The scheduler owns the batched forward's workspace.
+  RelayScheduler(std::vector<StageT*> stages, RelayOptions relay, SchedulerOptions opt = {})
+      : stages_(std::move(stages)), relay_(std::move(relay)), opt_(opt) {
+    BATON_CHECK(!stages_.empty(), usage_error, "RelayScheduler: no stages");
+    for (StageT* s : stages_) {
+      BATON_CHECK(s->warm(), usage_error, "RelayScheduler: stage '", s->name(),
+                  "' is not pre-warmed");
+      BATON_CHECK(&s->model() == &stages_[0]->model(), wiring_error, "RelayScheduler: stage '",
+                  s->name(), "' uses another model than stage '", stages_[0]->name(), "'");
+    }
+    BATON_CHECK(opt_.max_rows >= 1 && opt_.max_tokens >= 1 && opt_.max_queue >= 1, usage_error,
+                "RelayScheduler: max_rows, max_tokens and max_queue must be >= 1 (got ",
+                opt_.max_rows, ", ", opt_.max_tokens, ", ", opt_.max_queue, ")");
+    (void)RelayCursor(static_cast<int>(stages_.size()), {}, relay_);  // checks the options
+    free_.resize(stages_.size());
+    for (std::size_t i = 0; i < stages_.size(); ++i)
+      for (int k = stages_[i]->slots() - 1; k >= 0; --k) free_[i].push_back(k);
+  }
+
+  RelayScheduler(const RelayScheduler&) = delete;
+  RelayScheduler& operator=(const RelayScheduler&) = delete;
+
+  /// Accepts `request` (ids). capacity_error when the queue is full (max_queue requests not
+  /// yet finished) or the request is longer than max_request_tokens.
+  Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) override {
+    BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
+                "RelayScheduler: the queue is full (", opt_.max_queue,
+                " requests not yet finished); retry after some finish");
+    BATON_CHECK(opt_.max_request_tokens <= 0 ||
+                    static_cast<long long>(request.size()) <= opt_.max_request_tokens,
+                capacity_error, "RelayScheduler: request of ", request.size(),
+                " tokens exceeds max_request_tokens = ", opt_.max_request_tokens);
+    const Ticket t = next_ticket_++;
+    auto r = std::make_unique<Request>(t, std::move(request), static_cast<int>(stages_.size()),
+                                       relay_, std::move(on_token));
+    order_.push_back(r.get());
+    live_.emplace(t, std::move(r));
+    return t;
+  }
+
+  /// Ends `ticket` at the next step: its rows leave the batch, its slot is freed, its result
+  /// has verdict error ("cancelled"). False when the ticket is not live.
+  bool cancel(Ticket t) override {
+    const auto it = live_.find(t);
+    if (it == live_.end()) return false;
+    it->second->cancelled = true;
+    return true;
+  }
+
+  /// One scheduler step: admits requests to free slots, runs one batched forward over every
+  /// runnable row (up to max_rows rows and max_tokens tokens), and advances each row's
+  /// request by its outcome. Returns what the step did (rows 0: nothing was runnable).
+  SchedulerStep step() override {
+    SchedulerStep did;
+    retire_cancelled();
+    admit();
+    // Rows in stage order: rows of one adapter sit together (one LoRA product per stage).
+    std::vector<Request*> in_batch;
+    rows_.clear();
+    int tokens = 0;
+    for (std::size_t stage = 0; stage < stages_.size(); ++stage) {
+      for (Request* r : order_) {
+        if (r->done || !r->session || r->stage != static_cast<int>(stage)) continue;
+        if (static_cast<int>(rows_.size()) >= opt_.max_rows) break;
+        if (r->prefilled < static_cast<int>(r->input.size())) {
+          const int left = static_cast<int>(r->input.size()) - r->prefilled;
+          const int chunk = std::min(left, opt_.max_tokens - tokens);
+          if (chunk <= 0) continue;
+          add_row(r,
+                  std::span<const std::int32_t>(r->input).subspan(
+                      static_cast<std::size_t>(r->prefilled), static_cast<std::size_t>(chunk)),
+                  r->start + r->prefilled, chunk == left, in_batch);
+          if (r->done) continue;  // its row failed its checks
+          r->chunk = chunk;
+          tokens += chunk;
+          ++did.prefill_rows;
+        } else {
+          auto& dec = r->session->decoder();
+          // A row longer than the budget (tokens supplied by step-skip) runs alone.
+          if (tokens > 0 && tokens + dec.state().pending > opt_.max_tokens) continue;
+          if (!guard(r, [&] { r->needs_forward = dec.begin_step(); })) continue;
+          if (!r->needs_forward) {
+            finish_step(r);  // supplied by an interceptor: no forward for this step
+            continue;
+          }
+          add_row(r, dec.pending_tokens(), dec.position(), true, in_batch);
+          if (r->done) continue;
+          tokens += static_cast<int>(dec.pending_tokens().size());
+          ++did.decode_rows;
+        }
+      }
+    }
+    did.rows = static_cast<int>(rows_.size());
+    did.tokens = tokens;
+    if (!rows_.empty()) run_batch(in_batch);
+    sweep();
+    return did;
+  }
+
+  /// Steps until every accepted request has finished.
+  void run() override {
+    while (!live_.empty()) {
+      const std::size_t before = events_;
+      const SchedulerStep s = step();
+      // Every live request either holds a slot (and so has a row to run) or waits for one
+      // that a running request will free: a step where nothing happened cannot recur.
+      BATON_CHECK(s.rows > 0 || events_ != before, usage_error,
+                  "RelayScheduler: no request can make progress (", live_.size(), " waiting)");
+    }
+  }
+
+  bool idle() const override { return live_.empty(); }
+  /// Requests accepted and not yet finished.
+  int pending() const override { return static_cast<int>(live_.size()); }
+
+  /// The result of a finished ticket (once: it is handed over), or nothing while it runs.
+  std::optional<RelayResult> take(Ticket t) override {
+    const auto it = finished_.find(t);
+    if (it == finished_.end()) return std::nullopt;
+    RelayResult r = std::move(it->second);
+    finished_.erase(it);
+    return r;
+  }
+
+ private:
+  struct Request {
+    Request(Ticket t, std::vector<std::int32_t> req, int stages, const RelayOptions& relay,
+            TokenCallback cb)
+        : ticket(t), cursor(stages, req, relay), on_token(std::move(cb)), t0(clock::now()) {}
+    Ticket ticket;
+    RelayCursor cursor;
+    TokenCallback on_token;
+    clock::time_point t0;
+    bool done = false;
+    bool cancelled = false;
+    // The stage run in progress.
+    int stage = -1;  ///< the stage it holds a slot of (-1: none)
+    int slot = -1;
+    std::optional<Session> session;
+    std::vector<std::int32_t> input;
+    int start = 0;      ///< the slot's first position (the prefix length)
+    int prefilled = 0;  ///< input ids already through the model
+    int chunk = 0;      ///< ids of this step's prefill row
+    bool needs_forward = false;
+    std::size_t seen = 0;  ///< accepted ids already given to on_token
+    clock::time_point stage_t0;
+    StageRun run;
+  };
+
+  /// Gives each waiting request (in arrival order) a free slot of its next stage and its
+  /// input; a request whose input cannot fit the stage fails here, alone.
+  void admit() {
+    for (Request* r : order_) {
+      if (r->done || r->session) continue;
+      const int i = r->cursor.stage();
+      if (free_[static_cast<std::size_t>(i)].empty()) continue;
+      StageT& st = *stages_[static_cast<std::size_t>(i)];
+      const int slot = free_[static_cast<std::size_t>(i)].back();
+      guard(r, [&] {
+        r->input = r->cursor.assemble(st.input_segments());
+        // Checked whole here, so a message names the input's index, not a chunk's.
+        const int vocab = st.model().config().vocab_size;
+        for (std::size_t k = 0; k < r->input.size(); ++k)
+          BATON_CHECK(r->input[k] >= 0 && r->input[k] < vocab, usage_error, "stage '", st.name(),
+                      "': token id ", r->input[k], " at index ", k,
+                      " is outside the vocabulary [0, ", vocab, ")");
+        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot));
+        free_[static_cast<std::size_t>(i)].pop_back();
+        r->stage = i;
+        r->slot = slot;
+        r->start = st.cache().prefix_length();
+        r->prefilled = 0;
+        r->seen = 0;
+        r->stage_t0 = clock::now();
+        r->run = StageRun{};
+        r->run.name = st.name();
+        r->run.input_tokens = static_cast<int>(r->input.size());
+        ++events_;
+      });
+    }
+  }
+
+  /// Adds `r`'s row, after the forward's own checks on it alone (a bad row fails `r` only).
+  void add_row(Request* r, std::span<const std::int32_t> tokens, int position, bool logits,
+               std::vector<Request*>& in_batch) {
+    StageT& st = *stages_[static_cast<std::size_t>(r->stage)];
+    const Row row{&st.slice(), &st.cache_for_batch(), KvTarget::in_slot(r->slot), position, tokens,
+                  logits};
+    if (!guard(r, [&] { check_batch_row(st.model(), row); })) return;
+    rows_.push_back(row);
+    in_batch.push_back(r);
+  }
+
+  /// The batched forward, then each row's request advanced by its row of logits.
+  void run_batch(const std::vector<Request*>& in_batch) {
+    const Model& model = stages_[0]->model();
+    typename BackendOps<B>::logits_view logits;
+    try {
+      logits = forward_batch(model, ws_, std::span<const Row>(rows_));
+    } catch (const std::exception& e) {
+      // Every row passed its checks, so this is the forward itself failing (memory, a
+      // backend error): no row's cache advanced, each of these requests ends with it.
+      for (Request* r : in_batch) fail(r, e.what());
+      return;
+    }
+    const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
+    std::size_t next_row = 0;  // rows with logits, in row order
+    for (std::size_t k = 0; k < in_batch.size(); ++k) {
+      Request* r = in_batch[k];
+      const bool has_logits = rows_[k].logits;
+      const auto row = has_logits ? logits.subspan(next_row++ * V, V) : decltype(logits){};
+      if (r->done) continue;
+      auto& dec = r->session->decoder();
+      if (r->prefilled < static_cast<int>(r->input.size())) {
+        r->prefilled += r->chunk;
+        if (r->prefilled < static_cast<int>(r->input.size())) continue;  // more chunks to go
+        dec.prefilled(r->start, static_cast<int>(r->input.size()), r->input.back(), row);
+        // The first token comes from the prompt's logits: its step needs no forward.
+        if (!guard(r, [&] { r->needs_forward = dec.done() ? false : dec.begin_step(); })) continue;
+        if (dec.done()) {
+          end_stage(r);
+          continue;
+        }
+      } else {
+        dec.forwarded(row);
+      }
+      finish_step(r);
+    }
+  }
+
+  /// The second half of `r`'s step; ends the stage run when the generation is done.
+  void finish_step(Request* r) {
+    auto& dec = r->session->decoder();
+    if (!guard(r, [&] { dec.finish_step(); })) return;
+    ++events_;
+    const auto& ids = dec.result().ids;
+    if (r->on_token) {
+      for (; r->seen < ids.size(); ++r->seen)
+        r->on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
+    }
+    if (dec.done()) end_stage(r);
+  }
+
+  /// `r`'s stage run is over: its output goes to the cursor, its slot back to the pool.
+  void end_stage(Request* r) {
+    DecodeResult g = r->session->finish();
+    r->run.ms = std::chrono::duration<double, std::milli>(clock::now() - r->stage_t0).count();
+    release_slot(r);
+    r->cursor.record(std::move(r->run), std::move(g));
+    if (r->cursor.done()) complete(r);
+  }
+
+  /// Runs `f`; an exception fails `r` alone (its message kept) and returns false.
+  template <class F>
+  bool guard(Request* r, F&& f) {
+    try {
+      f();
+      return true;
+    } catch (const std::exception& e) {
+      fail(r, e.what());
+      return false;
+    }
+  }
+
+  void fail(Request* r, std::string message) {
+    if (r->done) return;
+    if (r->session) {
+      r->run.ms = std::chrono::duration<double, std::milli>(clock::now() - r->stage_t0).count();
+      r->cursor.fail(std::move(r->run), std::move(message));
+    } else {
+      r->cursor.fail(std::move(message));
+    }
+    release_slot(r);
+    complete(r);
+  }
+
+  void release_slot(Request* r) {
+    if (r->session) {
+      r->session.reset();  // the Session frees the stage's slot
+      free_[static_cast<std::size_t>(r->stage)].push_back(r->slot);
+    }
+    r->stage = -1;
+    r->slot = -1;
+  }
+
+  void complete(Request* r) {
+    r->done = true;
+    ++events_;
+    RelayResult res = std::move(r->cursor.result());
+    res.total_ms = std::chrono::duration<double, std::milli>(clock::now() - r->t0).count();
+    finished_.emplace(r->ticket, std::move(res));
+  }
+
+  void retire_cancelled() {
+    for (Request* r : order_)
+      if (r->cancelled && !r->done) fail(r, "cancelled");
+  }
+
+  /// Forgets finished requests (their results wait in finished_).
+  void sweep() {
+    std::erase_if(order_, [&](Request* r) {
+      if (!r->done) return false;
+      live_.erase(r->ticket);
+      return true;
+    });
+  }
+
+  std::vector<StageT*> stages_;
+  RelayOptions relay_;
+  SchedulerOptions opt_;
+  Workspace<B> ws_;                     // the batched forward's activations
+  std::vector<std::vector<int>> free_;  // each stage's free slots
+  std::map<Ticket, std::unique_ptr<Request>> live_;
+  std::vector<Request*> order_;  // live requests in arrival order
+  std::map<Ticket, RelayResult> finished_;
+  std::vector<Row> rows_;
+  Ticket next_ticket_ = 1;
+  std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)
+};
+
+}  // namespace baton

@@ -1,0 +1,158 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+#include "relay_requests.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/io/json_util.hpp"
+
+namespace baton::cli {
+
+namespace {
+
+/// The requests of a JSONL file, as ids (text encoded with `tok`).
+std::vector<std::vector<std::int32_t>> read_requests(const std::filesystem::path& file,
+                                                     const std::optional<Tokenizer>& tok) {
+  const std::string text = io::read_text_file(file, io::kMaxConfigBytes);
+  std::vector<std::vector<std::int32_t>> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = file.string() + " line " + std::to_string(n);
+    const nlohmann::json j = io::parse_json_strict(line, where);
+    BATON_CHECK(j.is_object() && (j.contains("ids") != j.contains("text")) && j.size() == 1,
+                config_error, where, ": expected {\"ids\": [...]} or {\"text\": \"...\"}");
+    if (j.contains("ids")) {
+      const auto& ids = j["ids"];
+      BATON_CHECK(ids.is_array() && !ids.empty(), config_error, where,
+                  ": \"ids\" must be a non-empty array of token ids");
+      std::vector<std::int32_t> v;
+      for (const auto& x : ids) {
+        const auto id = io::non_negative_integer(x);
+        BATON_CHECK(id && *id < (1u << 30), config_error, where, ": \"ids\" holds ",
+                    io::detail::show(x), ", not a token id");
+        v.push_back(static_cast<std::int32_t>(*id));
+      }
+      out.push_back(std::move(v));
+    } else {
+      BATON_CHECK(j["text"].is_string(), config_error, where, ": \"text\" must be a string");
+      BATON_CHECK(tok.has_value(), config_error, where,
+                  ": a text request needs the relay's tokenizer (field 'tokenizer')");
+      out.push_back(tok->encode(j["text"].get<std::string>()));
+    }
+  }
+  BATON_CHECK(!out.empty(), config_error, file.string(), ": no requests");
+  return out;
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(k, v.size() - 1)];
+}
+
+}  // namespace
+
+int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
+                     bool json, const std::optional<Tokenizer>& tok) {
+  const auto requests = read_requests(file, tok);
+  SchedulerOptions opt;
+  opt.max_rows = concurrency * static_cast<int>(relay.stage_names().size());
+  opt.max_queue = concurrency;
+  const std::unique_ptr<BatchedRelay> sched = relay.batched(opt);
+
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  std::map<Ticket, std::size_t> index;
+  std::vector<RelayResult> results(requests.size());
+  std::size_t next = 0, done = 0;
+  long long steps = 0, rows = 0;
+  while (done < requests.size()) {
+    // Closed loop: `concurrency` requests in flight, a new one as soon as one finishes.
+    while (next < requests.size() && sched->pending() < concurrency) {
+      index[sched->submit(requests[next])] = next;
+      ++next;
+    }
+    rows += sched->step().rows;
+    ++steps;
+    for (auto it = index.begin(); it != index.end();) {
+      if (auto r = sched->take(it->first)) {
+        results[it->second] = std::move(*r);
+        ++done;
+        it = index.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  const double wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+
+  int failed = 0;
+  long long generated = 0;
+  std::vector<double> latency;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const RelayResult& r = results[k];
+    failed += r.verdict == Verdict::error;
+    latency.push_back(r.total_ms);
+    for (const StageRun& s : r.runs) generated += static_cast<long long>(s.ids.size());
+    if (json) {
+      nlohmann::json out = {{"request", k},
+                            {"verdict", verdict_name(r.verdict)},
+                            {"cycles", r.cycles},
+                            {"total_ms", r.total_ms},
+                            {"stages", nlohmann::json::array()}};
+      if (!r.error.empty()) out["error"] = r.error;
+      for (const StageRun& s : r.runs) {
+        nlohmann::json j = {{"name", s.name}, {"cycle", s.cycle}, {"ids", s.ids}, {"ms", s.ms}};
+        if (tok) j["text"] = tok->decode_known(s.ids);
+        out["stages"].push_back(std::move(j));
+      }
+      std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+      std::cout << "request " << k << ": " << verdict_name(r.verdict) << ", cycles " << r.cycles
+                << ", " << r.total_ms << " ms";
+      if (!r.error.empty()) std::cout << " (" << r.error << ")";
+      if (!r.runs.empty()) {
+        const StageRun& last = r.runs.back();
+        std::cout << "; " << last.name << ":";
+        if (tok) {
+          std::cout << " " << tok->decode_known(last.ids);
+        } else {
+          for (const std::int32_t id : last.ids) std::cout << " " << id;
+        }
+      }
+      std::cout << "\n";
+    }
+  }
+  const nlohmann::json summary = {
+      {"requests", results.size()},
+      {"failed", failed},
+      {"concurrency", concurrency},
+      {"wall_s", wall_s},
+      {"requests_per_s", static_cast<double>(results.size()) / wall_s},
+      {"generated_tokens", generated},
+      {"generated_tokens_per_s", static_cast<double>(generated) / wall_s},
+      {"latency_ms_p50", percentile(latency, 0.5)},
+      {"latency_ms_p99", percentile(latency, 0.99)},
+      {"steps", steps},
+      {"mean_rows_per_step", steps ? static_cast<double>(rows) / static_cast<double>(steps) : 0.0},
+      {"backend", relay.backend_name()}};
+  if (json) {
+    std::cout << nlohmann::json{{"summary", summary}}.dump() << "\n";
+  } else {
+    std::cout << "summary: " << summary.dump() << "\n";
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace baton::cli
