@@ -134,6 +134,25 @@ TEST_CASE("forward_batch: mixed adapters, slots, prefill and decode rows match f
   MESSAGE("batched vs per-row logits: worst |diff| / max(1, |x|) = " << worst);
 }
 
+TEST_CASE("forward_batch: the adapters move the logits far more than the tolerance") {
+  // What makes the mixed-batch case sensitive to a row given another row's adapter.
+  const Golden g;
+  const Slice none = Slice::none(g.model.config());
+  const auto in = ids(7, 1);
+  std::vector<std::vector<float>> out;
+  for (const Slice* s : {&g.qv, &g.all, &none}) {
+    Cache c = warm_cache(g, &g.qv, 0);
+    Workspace<host> ws;
+    const auto lg = forward(g.model, ws, *s, c, KvTarget::in_slot(0), 16,
+                            std::span<const std::int32_t>(in), Logits::last);
+    out.emplace_back(lg.begin(), lg.end());
+  }
+  const double qv_all = worst_diff(out[0], out[1]), qv_none = worst_diff(out[0], out[2]);
+  MESSAGE("qv vs all: " << qv_all << ", qv vs none: " << qv_none);
+  CHECK(qv_all > 1e-2);
+  CHECK(qv_none > 1e-2);
+}
+
 TEST_CASE("forward_batch: one row is forward() exactly, and rows without logits give none") {
   const Golden g;
   Cache a = warm_cache(g, &g.all, 0), b = warm_cache(g, &g.all, 0);
