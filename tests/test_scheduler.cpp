@@ -11,7 +11,6 @@
 // Mutation checks (2026-12-03), each alone, this program rebuilt:
 //   the accept rule's max_new test off by one (kernels/accept.hpp) -> fails
 //   LoRA from the batch's first row's adapter for every row          -> results differ
-//   a prefill chunk's position one past where it belongs             -> results differ
 #include <doctest/doctest.h>
 
 #include <cstdint>
