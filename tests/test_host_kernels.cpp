@@ -75,6 +75,38 @@ TEST_CASE("decode's matrix-vector kernels agree with a double sum on every ISA t
   CHECK(ran >= 1);
 }
 
+TEST_CASE("gemv_multi_rows: each row equals gemv_rows on it alone, bit for bit, any row count") {
+  // What makes a batched decode row equal the row decoded alone (host_matmul.hpp).
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const auto run = [&]<class W>(W, Isa isa, int n, int in) {
+    const int outs = 13, ldx = in + 3, ldy = outs + 2;
+    std::vector<W> w(static_cast<std::size_t>(outs) * in);
+    std::vector<float> x(static_cast<std::size_t>(n) * ldx), y(static_cast<std::size_t>(n) * ldy);
+    for (auto& v : w) v = narrow<W>(u(rng));
+    for (auto& v : x) v = u(rng);
+    for (auto& v : y) v = u(rng);
+    for (const bool acc : {false, true}) {
+      std::vector<float> got = y, want = y;
+      host_simd::gemv_multi_rows(isa, w.data(), x.data(), ldx, n, in, 2, 11, got.data(), ldy, acc);
+      for (int t = 0; t < n; ++t)
+        host_simd::gemv_rows(isa, w.data(), x.data() + static_cast<std::size_t>(t) * ldx, in, 2, 11,
+                             want.data() + static_cast<std::size_t>(t) * ldy, acc);
+      CHECK_MESSAGE(got == want, host_simd::isa_name(isa), " ", dtype_name(dtype_of<W>), " n ", n,
+                    " in ", in, " accumulate ", acc);
+    }
+  };
+  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
+    if (!host_simd::cpu_supports(isa)) continue;  // listed NOT RUN by the case above
+    for (int n : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17})
+      for (int in : {1, 7, 8, 15, 16, 17, 33, 100}) {
+        run(f32{}, isa, n, in);
+        run(bf16{}, isa, n, in);
+        run(f16{}, isa, n, in);
+      }
+  }
+}
+
 TEST_CASE("gemv_rows writes only the rows it is given") {
   std::vector<float> w(10 * 5, 1.0f), x(5, 1.0f), y(10, -1.0f);
   for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {

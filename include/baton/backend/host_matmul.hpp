@@ -17,29 +17,34 @@
 
 namespace baton::host_ops {
 
+/// Rows up to which a product streams W row by row (matrix-vector kernels sharing each weight
+/// among the rows) rather than through the blocked product: decode steps, and batches of them.
+inline constexpr int kMatvecRows = 32;
+
 /// Below this many multiply-adds a loop runs on one thread: forking a team costs more than it
 /// saves on the small matrices of tiny models and short prompts.
 inline constexpr long kParallelMinWork = 1L << 15;
 
-/// Y[n, out] (= or +=) X[n, in] · W[out, in]^T, with row strides ldx / ldy. Up to two rows
-/// stream W once per row (matrix-vector); more go through the blocked product, which reads W
-/// once for all rows and widens 16-bit weights one packed panel at a time. Loops run on
-/// `ctx`'s pool with its kernels, or on OpenMP with the CPU's best kernels when null.
+/// Y[n, out] (= or +=) X[n, in] · W[out, in]^T, with row strides ldx / ldy. Up to kMatvecRows
+/// rows stream W once (matrix-vector kernels, each weight widened once for every row); more go
+/// through the blocked product, which widens 16-bit weights one packed panel at a time. Loops run
+/// on `ctx`'s pool with its kernels, or on OpenMP with the CPU's best kernels when null.
 template <StorageType S>
 void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, float* y, int ldy,
                bool accumulate, HostContext* ctx = nullptr) {
-  constexpr int kMatvecRows = 2;
   const host_simd::Isa isa = ctx ? ctx->isa() : host_simd::best_isa();
-  if (n <= kMatvecRows) {
-    const bool par = static_cast<long>(out) * in >= kParallelMinWork;
-    for (int t = 0; t < n; ++t) {
-      const float* xt = x + static_cast<std::size_t>(t) * ldx;
-      float* yt = y + static_cast<std::size_t>(t) * ldy;
-      parallel_ranges(ctx, out, par, [&](long o0, long o1) {
-        host_simd::gemv_rows(isa, w, xt, in, static_cast<int>(o0), static_cast<int>(o1), yt,
-                             accumulate);
-      });
-    }
+  // With bf16 products (AVX512-BF16), more than two rows take the blocked product, which is
+  // where those products are.
+  const bool bf16_products = ctx && ctx->bf16_products();
+  if (n <= 2 || (n <= kMatvecRows && !bf16_products)) {
+    // Up to kMatvecRows rows (a decode step, or a batch of them): W streams once, every row's
+    // products sharing each weight as it is widened; a row's result does not depend on the
+    // rows beside it (gemv_multi_rows), so a batched decode row equals the row decoded alone.
+    const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
+    parallel_ranges(ctx, out, par, [&](long o0, long o1) {
+      host_simd::gemv_multi_rows(isa, w, x, ldx, n, in, static_cast<int>(o0), static_cast<int>(o1),
+                                 y, ldy, accumulate);
+    });
     return;
   }
   const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;

@@ -136,6 +136,41 @@ __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const W* w, const float*
   }
 }
 
+/// rows_avx2 for `n` <= 4 activation rows at once (x row k at x + k * ldx, y row k at
+/// y + k * ldy): each weight vector is widened once and used for every row, while each row's
+/// dot product sums in exactly rows_avx2's order (two accumulators over 16-blocks, an 8-block
+/// into the first, the scalar tail last), so a row's result is the same bit for bit.
+template <class W, int N>
+__attribute__((target("avx2,fma,f16c"))) void rows_multi_avx2(const W* w, const float* x, int ldx,
+                                                              int in, int o0, int o1, float* y,
+                                                              int ldy, bool accumulate) {
+  const std::size_t sx = static_cast<std::size_t>(ldx), sy = static_cast<std::size_t>(ldy);
+  for (int o = o0; o < o1; ++o) {
+    const W* r = w + static_cast<std::size_t>(o) * in;
+    __m256 a0[N], a1[N];
+    for (int k = 0; k < N; ++k) a0[k] = a1[k] = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= in; i += 16) {
+      const __m256 w0 = load8(r + i), w1 = load8(r + i + 8);
+      for (int k = 0; k < N; ++k) {
+        a0[k] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + k * sx + i), a0[k]);
+        a1[k] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + k * sx + i + 8), a1[k]);
+      }
+    }
+    for (; i + 8 <= in; i += 8) {
+      const __m256 w0 = load8(r + i);
+      for (int k = 0; k < N; ++k)
+        a0[k] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + k * sx + i), a0[k]);
+    }
+    for (int k = 0; k < N; ++k) {
+      float sum = hsum8(_mm256_add_ps(a0[k], a1[k]));
+      for (int j = i; j < in; ++j) sum += widen(r[j]) * x[k * sx + j];
+      float& out = y[k * sy + static_cast<std::size_t>(o)];
+      out = accumulate ? out + sum : sum;
+    }
+  }
+}
+
 /// 16 weights widened to f32; `m` masks the loaded lanes (the rest read as zero).
 template <class W>
 BATON_AVX512 __m512 load16(const W* p, __mmask16 m) {
@@ -182,6 +217,41 @@ __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))) void rows_avx
   }
 }
 
+/// rows_avx512 for `n` <= 4 activation rows at once, in rows_avx512's summation order per row
+/// (see rows_multi_avx2).
+template <class W, int N>
+__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))) void rows_multi_avx512(
+    const W* w, const float* x, int ldx, int in, int o0, int o1, float* y, int ldy,
+    bool accumulate) {
+  const __mmask16 all = 0xffff;
+  const std::size_t sx = static_cast<std::size_t>(ldx), sy = static_cast<std::size_t>(ldy);
+  for (int o = o0; o < o1; ++o) {
+    const W* r = w + static_cast<std::size_t>(o) * in;
+    __m512 a0[N], a1[N];
+    for (int k = 0; k < N; ++k) a0[k] = a1[k] = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= in; i += 32) {
+      const __m512 w0 = load16(r + i, all), w1 = load16(r + i + 16, all);
+      for (int k = 0; k < N; ++k) {
+        a0[k] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + k * sx + i), a0[k]);
+        a1[k] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + k * sx + i + 16), a1[k]);
+      }
+    }
+    for (; i < in; i += 16) {
+      const int left = in - i;
+      const __mmask16 m = left >= 16 ? all : static_cast<__mmask16>((1u << left) - 1u);
+      const __m512 w0 = load16(r + i, m);
+      for (int k = 0; k < N; ++k)
+        a0[k] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x + k * sx + i), a0[k]);
+    }
+    for (int k = 0; k < N; ++k) {
+      const float sum = hsum8(fold16(_mm512_add_ps(a0[k], a1[k])));
+      float& out = y[k * sy + static_cast<std::size_t>(o)];
+      out = accumulate ? out + sum : sum;
+    }
+  }
+}
+
 #undef BATON_AVX2
 #undef BATON_AVX512
 
@@ -203,6 +273,39 @@ void gemv_rows(Isa isa, const W* w, const float* x, int in, int o0, int o1, floa
     const float v = kernels::dot_row(w + static_cast<std::size_t>(o) * in, x, in);
     y[o] = accumulate ? y[o] + v : v;
   }
+}
+
+/// gemv_rows for `n` activation rows (x row t at x + t * ldx, y row t at y + t * ldy): on
+/// AVX2 and AVX-512 four rows share each widened weight vector (rows_multi_*), so a block of
+/// rows reads the weights once; every row's result equals gemv_rows on that row alone, bit for
+/// bit. (The portable kernel runs gemv_rows row by row.)
+template <StorageType W>
+void gemv_multi_rows(Isa isa, const W* w, const float* x, int ldx, int n, int in, int o0, int o1,
+                     float* y, int ldy, bool accumulate) {
+#if BATON_HOST_SIMD_X86
+  // Tiles of kTile weight rows (a few KiB: they stay in L1 while every block of rows uses
+  // them, so DRAM delivers each weight once); within a tile, blocks of 4 rows, then 2, then 1.
+  constexpr int kTile = 8;
+  const auto blocks = [&](auto kernel4, auto kernel2, auto kernel1) {
+    const auto sx = static_cast<std::size_t>(ldx), sy = static_cast<std::size_t>(ldy);
+    for (int a = o0; a < o1; a += kTile) {
+      const int b = a + kTile < o1 ? a + kTile : o1;
+      int t = 0;
+      for (; t + 4 <= n; t += 4) kernel4(w, x + t * sx, ldx, in, a, b, y + t * sy, ldy, accumulate);
+      for (; t + 2 <= n; t += 2) kernel2(w, x + t * sx, ldx, in, a, b, y + t * sy, ldy, accumulate);
+      if (t < n) kernel1(w, x + t * sx, ldx, in, a, b, y + t * sy, ldy, accumulate);
+    }
+  };
+  if (isa == Isa::avx512)
+    return blocks(detail::rows_multi_avx512<W, 4>, detail::rows_multi_avx512<W, 2>,
+                  detail::rows_multi_avx512<W, 1>);
+  if (isa == Isa::avx2)
+    return blocks(detail::rows_multi_avx2<W, 4>, detail::rows_multi_avx2<W, 2>,
+                  detail::rows_multi_avx2<W, 1>);
+#endif
+  for (int t = 0; t < n; ++t)
+    gemv_rows(isa, w, x + static_cast<std::size_t>(t) * ldx, in, o0, o1,
+              y + static_cast<std::size_t>(t) * ldy, accumulate);
 }
 
 }  // namespace baton::host_simd
