@@ -18,8 +18,11 @@
 namespace baton::host_ops {
 
 /// Rows up to which a product streams W row by row (matrix-vector kernels sharing each weight
-/// among the rows) rather than through the blocked product: decode steps, and batches of them.
-inline constexpr int kMatvecRows = 32;
+/// among the rows) rather than through the blocked product: decode steps and small batches of
+/// them. Measured on a 2-core AVX-512 host (bf16 weights, shapes of a 1024-wide model, best of
+/// 20): the two break even at 8 rows, and the blocked product is 1.4-2x faster at 16 rows and
+/// 2-2.5x at 32 (the matrix-vector kernels load an activation vector for every multiply-add).
+inline constexpr int kMatvecRows = 8;
 
 /// Below this many multiply-adds a loop runs on one thread: forking a team costs more than it
 /// saves on the small matrices of tiny models and short prompts.
@@ -37,9 +40,11 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
   // where those products are.
   const bool bf16_products = ctx && ctx->bf16_products();
   if (n <= 2 || (n <= kMatvecRows && !bf16_products)) {
-    // Up to kMatvecRows rows (a decode step, or a batch of them): W streams once, every row's
-    // products sharing each weight as it is widened; a row's result does not depend on the
-    // rows beside it (gemv_multi_rows), so a batched decode row equals the row decoded alone.
+    // Up to kMatvecRows rows (a decode step, or a small batch of them): W streams once, every
+    // row's products sharing each weight as it is widened; a row's result does not depend on
+    // the rows beside it (gemv_multi_rows). Past kMatvecRows a row's sums run in the blocked
+    // product's order: a row batched with many others differs from the row alone in the last
+    // bits (the batching tests compare tokens, stopping at a near-tie).
     const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
     parallel_ranges(ctx, out, par, [&](long o0, long o1) {
       host_simd::gemv_multi_rows(isa, w, x, ldx, n, in, static_cast<int>(o0), static_cast<int>(o1),

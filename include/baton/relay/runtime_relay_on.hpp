@@ -202,7 +202,9 @@ class BackendRuntimeRelay final : public RuntimeRelay {
       for (const auto& s : stages_) stages.push_back(s.get());
       SchedulerOptions o = opt;
       if (o.max_request_tokens <= 0) o.max_request_tokens = max_request_;
-      return std::make_unique<RelayScheduler<StageT>>(std::move(stages), options_, o);
+      auto scheduler = std::make_unique<RelayScheduler<StageT>>(std::move(stages), options_, o);
+      execution_.bind(scheduler->workspace());  // the stages' pool, not OpenMP
+      return scheduler;
     } else {
       (void)opt;
       BATON_FAIL(usage_error, "batched relays run on the host backend; ", B::name,

@@ -110,6 +110,10 @@ class RelayScheduler final : public BatchedRelay {
   RelayScheduler(const RelayScheduler&) = delete;
   RelayScheduler& operator=(const RelayScheduler&) = delete;
 
+  /// The batched forward's workspace, for binding to an execution context (a host relay binds
+  /// it to its HostContext's pool; unbound, host loops run on OpenMP).
+  Workspace<B>& workspace() { return ws_; }
+
   /// Accepts `request` (ids). capacity_error when the queue is full (max_queue requests not
   /// yet finished) or the request is longer than max_request_tokens.
   Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) override {
