@@ -44,7 +44,7 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
     // row's products sharing each weight as it is widened; a row's result does not depend on
     // the rows beside it (gemv_multi_rows). Past kMatvecRows a row's sums run in the blocked
     // product's order: a row batched with many others differs from the row alone in the last
-    // bits (the batching tests compare tokens, stopping at a near-tie).
+    // bits, so tokens agree except where two logits nearly tie.
     const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
     parallel_ranges(ctx, out, par, [&](long o0, long o1) {
       host_simd::gemv_multi_rows(isa, w, x, ldx, n, in, static_cast<int>(o0), static_cast<int>(o1),
