@@ -5,7 +5,7 @@
 ///
 ///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N] [--trace]
 ///               [--backend host|cuda] [--threads N] [--bf16-products]
-///   baton relay --config FILE --requests FILE.jsonl [--concurrency N] [--json]
+///   baton relay --config FILE --requests FILE.jsonl [--concurrency N | --sequential] [--json]
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
@@ -49,7 +49,8 @@ constexpr std::string_view kUsage =
     "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
     "[--trace]\n"
     "                   [--backend host|cuda] [--threads N] [--bf16-products]\n"
-    "       baton relay --config FILE --requests FILE.jsonl [--concurrency N] [--json]\n"
+    "       baton relay --config FILE --requests FILE.jsonl [--concurrency N | --sequential] "
+    "[--json]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
     "  --ids LIST     the request as token ids, used as given\n"
     "  \"question\"     the request as text (needs the relay's tokenizer)\n"
@@ -59,7 +60,9 @@ constexpr std::string_view kUsage =
     "  --requests F   many requests, one JSON object per line ({\"ids\": [..]} or {\"text\": "
     "\"..\"}),\n"
     "                 batched: one result line each, then a summary (docs/batching.md)\n"
-    "  --concurrency N  requests in flight with --requests (slots per stage; default 1)\n";
+    "  --concurrency N  requests in flight with --requests (slots per stage; default 1)\n"
+    "  --sequential   with --requests: one request after another through the relay itself\n"
+    "                 (no batching; the baseline)\n";
 
 struct Args {
   std::string config;
@@ -69,6 +72,7 @@ struct Args {
   int repeat = 1;
   std::optional<std::string> requests;  ///< --requests FILE.jsonl
   int concurrency = 1;
+  bool sequential = false;  ///< --sequential: --requests without the scheduler
   std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
   cli::HostChoice host;                       ///< --threads, --bf16-products
 };
@@ -97,6 +101,8 @@ Args parse_args(int argc, char** argv) {
       a.repeat = cli::parse_int<int>(value(), "--repeat");
     } else if (arg == "--requests") {
       a.requests = std::string(value());
+    } else if (arg == "--sequential") {
+      a.sequential = true;
     } else if (arg == "--concurrency") {
       a.concurrency = cli::parse_int<int>(value(), "--concurrency");
     } else if (arg == "--backend") {
@@ -118,8 +124,11 @@ Args parse_args(int argc, char** argv) {
     if (a.concurrency < 1 || a.concurrency > kMaxConcurrency)
       throw cli::ArgError{"--concurrency " + std::to_string(a.concurrency) + " is outside [1, " +
                           std::to_string(kMaxConcurrency) + "]"};
+    if (a.sequential && a.concurrency != 1)
+      throw cli::ArgError{"--sequential runs one request at a time; drop --concurrency"};
     return a;
   }
+  if (a.sequential) throw cli::ArgError{"--sequential applies to --requests"};
   if (a.concurrency != 1) throw cli::ArgError{"--concurrency applies to --requests"};
   if (a.ids.has_value() == a.text.has_value())
     throw cli::ArgError{"give the request either as --ids or as one \"question\""};
@@ -215,7 +224,8 @@ int cmd_relay(int argc, char** argv) {
   if (!relay) relay = build_relay(spec);
   for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
   relay->prewarm();
-  if (a.requests) return cli::run_request_file(*relay, *a.requests, a.concurrency, a.json, tok);
+  if (a.requests) return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json,
+                                            tok);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};

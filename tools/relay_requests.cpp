@@ -63,22 +63,21 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
-                     bool json, const std::optional<Tokenizer>& tok) {
-  const auto requests = read_requests(file, tok);
+namespace {
+
+/// Every request through the batch scheduler, `concurrency` in flight (a closed loop: a new one
+/// as soon as one finishes). Adds the steps taken and rows run to `steps` / `rows`.
+std::vector<RelayResult> run_batched(RuntimeRelay& relay,
+                                     const std::vector<std::vector<std::int32_t>>& requests,
+                                     int concurrency, long long& steps, long long& rows) {
   SchedulerOptions opt;
   opt.max_rows = concurrency * static_cast<int>(relay.stage_names().size());
   opt.max_queue = concurrency;
   const std::unique_ptr<BatchedRelay> sched = relay.batched(opt);
-
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
   std::map<Ticket, std::size_t> index;
   std::vector<RelayResult> results(requests.size());
   std::size_t next = 0, done = 0;
-  long long steps = 0, rows = 0;
   while (done < requests.size()) {
-    // Closed loop: `concurrency` requests in flight, a new one as soon as one finishes.
     while (next < requests.size() && sched->pending() < concurrency) {
       index[sched->submit(requests[next])] = next;
       ++next;
@@ -95,6 +94,29 @@ int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int
       }
     }
   }
+  return results;
+}
+
+/// Every request one after another through the relay itself (RuntimeRelay::try_run: no
+/// scheduler), each timed from its start.
+std::vector<RelayResult> run_sequential(RuntimeRelay& relay,
+                                        const std::vector<std::vector<std::int32_t>>& requests) {
+  std::vector<RelayResult> results;
+  for (const auto& r : requests) results.push_back(relay.try_run(r));
+  return results;
+}
+
+}  // namespace
+
+int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
+                     bool sequential, bool json, const std::optional<Tokenizer>& tok) {
+  const auto requests = read_requests(file, tok);
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  long long steps = 0, rows = 0;
+  const std::vector<RelayResult> results =
+      sequential ? run_sequential(relay, requests)
+                 : run_batched(relay, requests, concurrency, steps, rows);
   const double wall_s = std::chrono::duration<double>(clock::now() - t0).count();
 
   int failed = 0;
@@ -137,14 +159,15 @@ int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int
   const nlohmann::json summary = {
       {"requests", results.size()},
       {"failed", failed},
-      {"concurrency", concurrency},
+      {"concurrency", sequential ? 1 : concurrency},
+      {"mode", sequential ? "sequential" : "batched"},
       {"wall_s", wall_s},
       {"requests_per_s", static_cast<double>(results.size()) / wall_s},
       {"generated_tokens", generated},
       {"generated_tokens_per_s", static_cast<double>(generated) / wall_s},
       {"latency_ms_p50", percentile(latency, 0.5)},
       {"latency_ms_p99", percentile(latency, 0.99)},
-      {"steps", steps},
+      {"steps", steps},  // batched only (a sequential run takes no scheduler steps)
       {"mean_rows_per_step", steps ? static_cast<double>(rows) / static_cast<double>(steps) : 0.0},
       {"backend", relay.backend_name()}};
   if (json) {

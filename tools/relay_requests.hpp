@@ -15,10 +15,12 @@ namespace baton::cli {
 
 /// Runs every request of `file` (one JSON object per line: {"ids": [...]} or {"text": "..."};
 /// blank lines skipped) through `relay` (pre-warmed, built with `concurrency` slots per
-/// stage), keeping `concurrency` requests in flight. Prints one line per request in file
-/// order, then a summary (requests/s, generated tokens/s, latency p50/p99); JSON lines with
-/// `json`. Returns the exit status: 0, or 1 when a request failed.
+/// stage), keeping `concurrency` requests in flight; with `sequential`, one after another
+/// through the relay's own run (no scheduler: the baseline batching is measured against).
+/// Prints one line per request in file order, then a summary (requests/s, generated tokens/s,
+/// latency p50/p99); JSON lines with `json`. Returns the exit status: 0, or 1 when a request
+/// failed.
 int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
-                     bool json, const std::optional<Tokenizer>& tok);
+                     bool sequential, bool json, const std::optional<Tokenizer>& tok);
 
 }  // namespace baton::cli

@@ -375,12 +375,7 @@ class Decoder {
 
   /// Whether run() would keep the rest of this generation on the device.
   bool device_loop_applies() const {
-    if constexpr (has_device_loop) {
-      return !state_.done && !host_hooks_ &&
-             opt_->stop_ids.size() <= static_cast<std::size_t>(kernels::kMaxDeviceStopIds);
-    } else {
-      return false;
-    }
+    return !state_.done && device_loop_takes<backend>(host_hooks_, opt_->stop_ids.size());
   }
 
   /// The rest of the generation on the device: feeds pending tokens, then queues every step

@@ -56,6 +56,21 @@ concept HasDeviceLoop = HasBackendOps<B> && requires {
   typename BackendOps<B>::exec;
 };
 
+/// The one rule for whether a generation may run in backend B's device-resident loop (the
+/// Decoder's run() and the relay's device hand-off both ask it): a backend with a device loop,
+/// no host interceptor (host members see every step's logits on the host), and at most
+/// kernels::kMaxDeviceStopIds stop ids (the loop's fixed stop table).
+template <class B>
+constexpr bool device_loop_takes(bool host_members, std::size_t stop_ids) {
+  if constexpr (HasDeviceLoop<B>) {
+    return !host_members && stop_ids <= static_cast<std::size_t>(kernels::kMaxDeviceStopIds);
+  } else {
+    (void)host_members;
+    (void)stop_ids;
+    return false;
+  }
+}
+
 /// Where a device loop starts: the stepped loop's state right after a forward (pending = 0),
 /// and what it may do.
 struct DeviceLoopStart {

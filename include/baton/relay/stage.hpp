@@ -207,12 +207,7 @@ class Stage final : public StageBase<typename Model::backend> {
   int max_new() const override { return limits_.max_new; }
   int max_input() const override { return cache_.shape().tail_capacity; }
   bool takes_device_handoff() const override {
-    if constexpr (HasDeviceLoop<backend>) {
-      return !chain_.host_members_present() &&
-             limits_.stop_ids.size() <= static_cast<std::size_t>(kernels::kMaxDeviceStopIds);
-    } else {
-      return false;
-    }
+    return device_loop_takes<backend>(chain_.host_members_present(), limits_.stop_ids.size());
   }
   DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
                               const kernels::DeviceGate& gate, int slot) override {
