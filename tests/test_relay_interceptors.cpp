@@ -165,7 +165,8 @@ TEST_CASE("a relay from JSON with interceptors: masks, stops on text, traces") {
   REQUIRE(spec.has_text());
   resolve_text(spec, tok);
   CHECK_FALSE(spec.has_text());
-  const auto relay = build_relay_as<f32, 8>(spec);
+  const auto relay = build_relay_as<f32, 8, family::Qwen2, Batching::without>(spec);
+  CHECK_THROWS_AS(relay->batched({}), usage_error);  // built without the scheduler: says so
   relay->prewarm();
   const RelayResult r = relay->run(request);
   REQUIRE(r.runs.size() == 2);
@@ -196,7 +197,7 @@ TEST_CASE("a relay from JSON with interceptors: masks, stops on text, traces") {
   std::ofstream(dir / "plain.json") << plain.dump(2);
   RelaySpec plain_spec = load_relay_spec(dir / "plain.json");
   resolve_text(plain_spec, tok);
-  const auto plain_relay = build_relay_as<f32, 8>(plain_spec);
+  const auto plain_relay = build_relay_as<f32, 8, family::Qwen2, Batching::without>(plain_spec);
   plain_relay->prewarm();
   const RelayResult pr = plain_relay->run(request);
   CHECK(as_int(pr.runs[1].ids) == free_b);

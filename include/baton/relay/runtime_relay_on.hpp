@@ -51,6 +51,12 @@ class RuntimeRelay {
   virtual std::unique_ptr<BatchedRelay> batched(const SchedulerOptions& opt) = 0;
 };
 
+/// Whether a run-time relay type carries RuntimeRelay::batched (the scheduler and the batched
+/// forward). Instantiating them costs about a fifth of a one-relay unit's compile time (the
+/// word-problems example: 102 s without, 125 s with, -O3), so a program that only calls run()
+/// may leave them out; batched() then throws usage_error. build_relay's relays carry them.
+enum class Batching { with_scheduler, without };
+
 /// What a run-time relay on backend B owns besides its stages, and binds each stage's
 /// workspaces to: a HostContext on the host (relay/runtime_relay.hpp specializes it, from the
 /// spec's "host" field), a CudaContext on baton::cuda (relay/cuda_relay.cuh), so all its
@@ -109,7 +115,8 @@ inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
 
 /// A relay from a spec on backend B (host, or cuda through relay/cuda_relay.cuh), for a model
 /// of family F with weights in S and head_dim D.
-template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2>
+template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2,
+          Batching W = Batching::with_scheduler>
 class BackendRuntimeRelay final : public RuntimeRelay {
   using Model = BaseModel<B, S, F>;
   using Slice = LoraSlice<kRuntimeRankBound, B>;
@@ -197,7 +204,11 @@ class BackendRuntimeRelay final : public RuntimeRelay {
   const std::vector<std::string>& warnings() const override { return warnings_; }
   std::string_view backend_name() const override { return B::name; }
   std::unique_ptr<BatchedRelay> batched(const SchedulerOptions& opt) override {
-    if constexpr (has_batched_forward_v<B, Model, Slice, Cache>) {
+    if constexpr (W == Batching::without) {
+      (void)opt;
+      BATON_FAIL(usage_error, "this relay was built without the scheduler (Batching::without); ",
+                 "build it with build_relay, or build_relay_as with Batching::with_scheduler");
+    } else if constexpr (has_batched_forward_v<B, Model, Slice, Cache>) {
       std::vector<StageT*> stages;
       for (const auto& s : stages_) stages.push_back(s.get());
       SchedulerOptions o = opt;
@@ -235,8 +246,10 @@ class BackendRuntimeRelay final : public RuntimeRelay {
 /// Builds (but does not pre-warm) the relay on backend B for a model whose family, storage type
 /// and head_dim the program fixes at compile time: one instantiation instead of build_relay's
 /// dispatch over every supported triple, so a program made for one model compiles in a
-/// fraction of the time. Throws config_error when the model's files say otherwise.
-template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2>
+/// fraction of the time (W: whether it carries RuntimeRelay::batched, see Batching). Throws
+/// config_error when the model's files say otherwise.
+template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2,
+          Batching W = Batching::with_scheduler>
 std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
   check_spec_backend(spec, B::name);  // before anything is loaded
   const ModelConfig cfg = load_runtime_config(spec.model);
@@ -246,8 +259,8 @@ std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
   BATON_CHECK(stored == dtype_of<S>, config_error, spec.model.string(), ": weights are ",
               dtype_name(stored), ", but this relay was built for ", dtype_name(dtype_of<S>));
   // load_model refuses an architecture F does not claim, naming both.
-  return std::make_unique<detail::BackendRuntimeRelay<B, S, D, F>>(spec,
-                                                                   load_model<B, S, F>(spec.model));
+  return std::make_unique<detail::BackendRuntimeRelay<B, S, D, F, W>>(
+      spec, load_model<B, S, F>(spec.model));
 }
 
 /// Builds (but does not pre-warm) the relay a spec describes, on backend B (baton::cuda needs
