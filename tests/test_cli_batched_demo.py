@@ -25,8 +25,9 @@ import subprocess
 import sys
 
 baton, source, work = sys.argv[1:4]
-# Under the sanitizers (-O0, ASan) a third of the questions and one concurrency: the same
-# paths, in the sanitizer phase's time.
+# Under the sanitizers (-O0, ASan) a third of the questions, one concurrency and the variant
+# with interceptors only (it goes through every path the other two take, and more): 52 s there
+# with all three variants, which the sanitizer phase's budget could not hold.
 sanitized = len(sys.argv) > 4 and sys.argv[4] == "1"
 os.makedirs(work, exist_ok=True)
 demo = os.path.join(source, "models", "word-problems")
@@ -82,8 +83,9 @@ def answers(lines):
             for r in lines if "request" in r]
 
 
-for name, cfg in (("the demo relay", plain), ("the demo relay with interceptors", hooked),
-                  ("the demo relay with reason's steps supplied", forced)):
+variants = [("the demo relay", plain), ("the demo relay with interceptors", hooked),
+            ("the demo relay with reason's steps supplied", forced)]
+for name, cfg in variants[1:2] if sanitized else variants:
     rc, alone, err = run(cfg, "--sequential")
     check(rc == 0 and len(alone) == len(questions) + 1,
           f"{name}, one request at a time: a line each and a summary (status {rc}, {err[-300:]})")

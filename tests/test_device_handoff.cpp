@@ -294,7 +294,7 @@ TEST_CASE("relay on the host grid: a stepped (traced) stage hands its ids to a d
   std::ofstream(file) << j.dump(2);
   const RelaySpec spec = load_relay_spec(file);
   const auto h = build_relay_as<f32, 8, family::Qwen2, Batching::without>(spec);
-  const auto g = build_relay_as_on<host_grid, f32, 8>(spec);
+  const auto g = build_relay_as_on<host_grid, f32, 8, family::Qwen2, Batching::without>(spec);
   h->prewarm();
   g->prewarm();
   const RelayResult rh = h->run(kRequest);

@@ -269,7 +269,7 @@ TEST_CASE("a run-time relay on the host grid (build_relay_as_on) = build_relay_a
   const auto file = fx.dir / "relay.json";
   std::ofstream(file) << j.dump(2);
   const RelaySpec spec = load_relay_spec(file);
-  const auto g = build_relay_as_on<host_grid, f32, 8>(spec);
+  const auto g = build_relay_as_on<host_grid, f32, 8, family::Qwen2, Batching::without>(spec);
   const auto h = build_relay_as<f32, 8, family::Qwen2, Batching::without>(spec);
   CHECK(g->backend_name() == "host-grid");
   CHECK(h->backend_name() == "host");

@@ -25,6 +25,7 @@
 
 #include "baton/baton.hpp"
 #include "support/expect_error.hpp"
+#include "support/golden_copies.hpp"
 #include "support/test_paths.hpp"
 
 using namespace baton;
@@ -62,15 +63,6 @@ Cache warm_cache(const Golden& g, const Slice* slice, int seed) {
   cache.freeze_prefix();
   for (int s = 0; s < 3; ++s) cache.rewind(s);
   return cache;
-}
-
-double worst_diff(std::span<const float> a, std::span<const float> b) {
-  REQUIRE(a.size() == b.size());
-  double w = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    w = std::max(w, std::abs(static_cast<double>(a[i]) - b[i]) /
-                        std::max(1.0, std::abs(static_cast<double>(b[i]))));
-  return w;
 }
 
 struct Job {
@@ -122,7 +114,7 @@ TEST_CASE("forward_batch: mixed adapters, slots, prefill and decode rows match f
           forward(g.model, ws_alone, slice, alone[jobs[j].cache], KvTarget::in_slot(jobs[j].slot),
                   position[j], std::span<const std::int32_t>(inputs[j]), Logits::last);
       const std::span<const float> row(got.data() + j * V, static_cast<std::size_t>(V));
-      const double d = worst_diff(row, want);
+      const double d = test::worst_relative_diff(row, want);
       worst = std::max(worst, d);
       CHECK(d < 1e-4);
       next[j] = kernels::argmax(want.data(), V);
@@ -147,7 +139,7 @@ TEST_CASE("forward_batch: the adapters move the logits far more than the toleran
                             std::span<const std::int32_t>(in), Logits::last);
     out.emplace_back(lg.begin(), lg.end());
   }
-  const double qv_all = worst_diff(out[0], out[1]), qv_none = worst_diff(out[0], out[2]);
+  const double qv_all = test::worst_relative_diff(out[0], out[1]), qv_none = test::worst_relative_diff(out[0], out[2]);
   MESSAGE("qv vs all: " << qv_all << ", qv vs none: " << qv_none);
   CHECK(qv_all > 1e-2);
   CHECK(qv_none > 1e-2);
@@ -174,7 +166,7 @@ TEST_CASE("forward_batch: one row is forward() exactly, and rows without logits 
   CHECK(two.size() == static_cast<std::size_t>(g.model.config().vocab_size));
   const auto want_one = forward(g.model, ws2, g.all, b, KvTarget::in_slot(2), 16,
                                 std::span<const std::int32_t>(one), Logits::last);
-  CHECK(worst_diff(two, want_one) < 1e-4);
+  CHECK(test::worst_relative_diff(two, want_one) < 1e-4);
   CHECK(c.position(KvTarget::in_slot(1)) == 26);
 }
 

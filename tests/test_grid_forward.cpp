@@ -18,6 +18,7 @@
 #include "baton/model/host_forward.hpp"
 #include "baton/model/host_grid_forward.hpp"
 #include "reference/naive_model.hpp"
+#include "support/golden_copies.hpp"
 #include "support/golden_runs.hpp"
 #include "support/host_model.hpp"
 #include "support/reference_check.hpp"
@@ -40,16 +41,7 @@ TEST_CASE("host grid: a pre-warmed prefix, then a slot, matches the host backend
   const std::filesystem::path root = BATON_GOLDEN_DIR;
   // qwen-c's config allows 128 positions; a copy that allows 512 (nothing else changes: no
   // rope scaling) gives room for a context that splits.
-  const std::filesystem::path dir = std::filesystem::path(BATON_TEST_TMP) / "grid-qwen-c-512";
-  std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(root / "qwen-c" / "model.safetensors", dir / "model.safetensors",
-                             std::filesystem::copy_options::overwrite_existing);
-  {
-    std::ifstream in(root / "qwen-c" / "config.json");
-    nlohmann::json cfg = nlohmann::json::parse(in);
-    cfg["max_position_embeddings"] = 512;
-    std::ofstream(dir / "config.json") << cfg.dump();
-  }
+  const std::filesystem::path dir = test::golden_with_positions("qwen-c", 512, "grid-forward");
   using L = layout::TokenMajor<f32, 8>;
   const auto run = [&]<class B>(B) {
     const auto model = load_model<B, f32>(dir);

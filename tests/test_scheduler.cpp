@@ -24,94 +24,18 @@
 #include "baton/baton.hpp"
 #include "baton/relay/scheduler.hpp"
 #include "support/expect_error.hpp"
+#include "support/scheduler_world.hpp"
 #include "support/test_paths.hpp"
 
 using namespace baton;
 
 namespace {
 
-using Model = BaseModel<host, f32>;
-using Slice = LoraSlice<16, host>;
-using Cache = KvBuffer<layout::HeadMajor<f32, 8>, host>;
-using StageT = Stage<Model, Slice, Cache, wire::DynamicInput>;
-
-std::vector<std::int32_t> ids(int n, int seed) {
-  std::vector<std::int32_t> v(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = (i * 53 + seed * 17 + 3) % 384;
-  return v;
-}
-
-Segment literal(std::vector<std::int32_t> v) { return {Segment::Kind::literal, -1, std::move(v)}; }
-Segment request() { return {Segment::Kind::request, -1, {}}; }
-Segment out(int k) { return {Segment::Kind::output, k, {}}; }
-Segment feedback(int k) { return {Segment::Kind::feedback, k, {}}; }
-
-/// The relay: extract (adapter qv) -> reason (adapter all, reads the request, extract's output
-/// and verify's previous verdict) -> verify (no adapter); `slots` per stage.
-struct World {
-  std::filesystem::path root = BATON_GOLDEN_DIR;
-  Model model = load_model<host, f32>(root / "qwen-c");
-  std::vector<std::unique_ptr<StageT>> stages;
-
-  explicit World(int slots) {
-    const ModelConfig& c = model.config();
-    const auto add = [&](const char* name, Slice slice, int prefix, std::vector<Segment> in,
-                         int max_new, std::vector<std::int32_t> stop) {
-      stages.push_back(std::make_unique<StageT>(
-          name, model, std::move(slice), KvShape{prefix, 96, slots}, ids(prefix, prefix),
-          wire::DynamicInput{std::move(in)}, StageLimits{max_new, std::move(stop)}));
-      stages.back()->prewarm();
-    };
-    add("extract", Slice::load(root / "qwen-c-lora-qv", c), 12, {literal({1, 2}), request()}, 6,
-        {});
-    add("reason", Slice::load(root / "qwen-c-lora-all", c), 8, {request(), out(0), feedback(2)}, 8,
-        {});
-    add("verify", Slice::none(c), 5, {out(1), literal({7})}, 3, {});
-  }
-  std::vector<StageT*> ptrs() {
-    std::vector<StageT*> v;
-    for (auto& s : stages) v.push_back(s.get());
-    return v;
-  }
-  std::vector<StageBase<host>*> bases() {
-    std::vector<StageBase<host>*> v;
-    for (auto& s : stages) v.push_back(s.get());
-    return v;
-  }
-};
-
-/// Passes on about a third of the outputs: requests pass in different cycles, some never.
-RelayOptions relay_options() {
-  RelayOptions o;
-  o.max_cycles = 3;
-  o.loop_from = 1;
-  o.gate = Gate([](std::span<const std::int32_t> v) {
-    long sum = 0;
-    for (const std::int32_t x : v) sum += x;
-    return sum % 3 == 0;
-  });
-  return o;
-}
-
-/// The stages' max_new; none has stop ids or interceptors, so every run generates exactly that
-/// many ids (a fact of the relay, not of either implementation).
-constexpr int kMaxNew[] = {6, 8, 3};
-
-void check_same(const RelayResult& got, const RelayResult& want) {
-  CHECK(verdict_name(got.verdict) == std::string(verdict_name(want.verdict)));
-  CHECK(got.error == want.error);
-  CHECK(got.cycles == want.cycles);
-  REQUIRE(got.runs.size() == want.runs.size());
-  for (std::size_t k = 0; k < got.runs.size(); ++k) {
-    CAPTURE(k);
-    CHECK(got.runs[k].stage == want.runs[k].stage);
-    CHECK(got.runs[k].cycle == want.runs[k].cycle);
-    CHECK(got.runs[k].ids == want.runs[k].ids);
-    CHECK(got.runs[k].input_tokens == want.runs[k].input_tokens);
-    CHECK(got.runs[k].stopped == want.runs[k].stopped);
-    CHECK(got.runs[k].ids.size() == static_cast<std::size_t>(kMaxNew[got.runs[k].stage]));
-  }
-}
+using World = test::SchedulerWorld<host>;
+using StageT = World::StageT;
+constexpr auto ids = test::scheduler_ids;
+constexpr auto relay_options = test::scheduler_relay_options;
+constexpr auto check_same = test::check_same_result;
 
 }  // namespace
 

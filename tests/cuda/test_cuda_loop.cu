@@ -11,6 +11,7 @@
 // (build_relay_as_on<cuda>) with a device deny set equal to the host grid's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <type_traits>
@@ -228,8 +229,8 @@ TEST_CASE("a run-time relay on the GPU (build_relay_as_on<cuda>) = the same on t
   const auto file = std::filesystem::temp_directory_path() / "baton_cuda_loop_relay.json";
   std::ofstream(file) << j.dump(2);
   const RelaySpec spec = load_relay_spec(file);
-  const auto c = build_relay_as_on<baton::cuda, f32, 8>(spec);
-  const auto g = build_relay_as_on<host_grid, f32, 8>(spec);
+  const auto c = build_relay_as_on<baton::cuda, f32, 8, family::Qwen2, Batching::without>(spec);
+  const auto g = build_relay_as_on<host_grid, f32, 8, family::Qwen2, Batching::without>(spec);
   CHECK(c->backend_name() == "cuda");
   c->prewarm();
   g->prewarm();
@@ -241,5 +242,45 @@ TEST_CASE("a run-time relay on the GPU (build_relay_as_on<cuda>) = the same on t
     CAPTURE(i);
     CHECK(rc.runs[i].ids == rg.runs[i].ids);
     CHECK(rc.runs[i].host_waits == 1);
+  }
+}
+
+TEST_CASE("a run-time relay batched on the GPU (forward_batch, cuBLAS GEMM) = each request alone") {
+  // Four requests at once through RuntimeRelay::batched on the GPU: rows of both stages in one
+  // forward (GridBatchOps on CudaExec), each request's stage runs equal to the same request run
+  // alone through the relay on the host grid.
+  const nlohmann::json j = {{"model", golden() / "qwen-c"},
+                            {"stages",
+                             {{{"name", "extract"},
+                               {"prefix", kPrefix},
+                               {"input", {{{"ids", {9, 10}}}, {{"request", true}}}},
+                               {"max_new", 6}},
+                              {{"name", "verify"},
+                               {"adapter", golden() / "qwen-c-lora-all"},
+                               {"input", {{{"out", "extract"}}, {{"ids", {3}}}}},
+                               {"max_new", 5}}}}};
+  const auto file = std::filesystem::temp_directory_path() / "baton_cuda_batched_relay.json";
+  std::ofstream(file) << j.dump(2);
+  RelaySpec spec = load_relay_spec(file);
+  spec.slots = 4;  // each stage serves the four requests at once
+  const auto c = build_relay_as_on<baton::cuda, f32, 8>(spec);
+  const auto g = build_relay_as_on<host_grid, f32, 8, family::Qwen2, Batching::without>(spec);
+  c->prewarm();
+  g->prewarm();
+  const std::vector<std::vector<std::int32_t>> requests{
+      kRequest, {4, 8, 15}, {16, 23, 42, 108, 7, 9, 1}, {301}};
+  const auto sched = c->batched({});
+  std::vector<Ticket> tickets;
+  for (const auto& r : requests) tickets.push_back(sched->submit(r));
+  int most_rows = 0;
+  while (!sched->idle()) most_rows = std::max(most_rows, sched->step().rows);
+  CHECK(most_rows > 1);
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    CAPTURE(k);
+    const auto got = sched->take(tickets[k]);
+    REQUIRE(got.has_value());
+    const RelayResult want = g->run(requests[k]);
+    REQUIRE(got->runs.size() == want.runs.size());
+    for (std::size_t i = 0; i < want.runs.size(); ++i) CHECK(got->runs[i].ids == want.runs[i].ids);
   }
 }

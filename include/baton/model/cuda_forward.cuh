@@ -29,6 +29,7 @@
 #include "baton/kernels/phased/gemv.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/forward.hpp"
+#include "baton/model/grid_batch_ops.hpp"
 #include "baton/model/grid_ops.hpp"
 
 namespace baton {
@@ -40,6 +41,10 @@ struct CudaLogits {
   CudaWorkspaceExtras* owner = nullptr;
   std::size_t size() const noexcept { return count; }
   bool empty() const noexcept { return count == 0; }
+  /// `n` logits from `offset` on (one row of a batched forward's logits).
+  CudaLogits subspan(std::size_t offset, std::size_t n) const {
+    return {data + static_cast<std::ptrdiff_t>(offset), n, owner};
+  }
 };
 
 /// The logits copied to the host (one counted wait on the owner's context).
@@ -144,6 +149,9 @@ template <>
 struct BackendOps<cuda> {
   template <class Model, class Slice, class Cache>
   using forward_ops = GridForwardOps<Model, Slice, Cache, CudaExec>;
+  /// forward_batch()'s operations (model/grid_batch_ops.hpp).
+  template <class Model, class Slice, class Cache>
+  using batch_ops = GridBatchOps<Model, Slice, Cache, CudaExec>;
   using logits_view = CudaLogits;
   /// What runs the device loop's launches (model/device_loop.hpp).
   using exec = CudaExec;

@@ -23,18 +23,19 @@
 namespace baton {
 
 namespace detail {
-/// B's forward operations for these types (an alias: GCC 12 misreads the member template in a
-/// requires-expression's type requirement).
+/// B's batched forward operations for these types (an alias: GCC 12 misreads the member
+/// template in a requires-expression's type requirement).
 template <class B, class Model, class Slice, class Cache>
-using forward_ops_t = typename BackendOps<B>::template forward_ops<Model, Slice, Cache>;
+using batch_ops_t = typename BackendOps<B>::template batch_ops<Model, Slice, Cache>;
 }  // namespace detail
 
-/// Whether backend B's forward operations take a batch of rows (forward_batch() applies).
+/// Whether backend B has batched forward operations (BackendOps<B>::batch_ops, constructed from
+/// the model, a workspace and the rows): forward_batch() applies.
 template <class B, class Model, class Slice, class Cache>
 concept BatchedForward = requires {
-  typename detail::forward_ops_t<B, Model, Slice, Cache>;
+  typename detail::batch_ops_t<B, Model, Slice, Cache>;
 }
-&&std::is_constructible_v<detail::forward_ops_t<B, Model, Slice, Cache>, const Model&,
+&&std::is_constructible_v<detail::batch_ops_t<B, Model, Slice, Cache>, const Model&,
                           Workspace<B>&, std::span<const BatchRow<Slice, Cache>>>;
 template <Backend B, class Model, class Slice, class Cache>
 inline constexpr bool has_batched_forward_v = BatchedForward<B, Model, Slice, Cache>;
@@ -72,9 +73,10 @@ template <Backend B, StorageType S, ModelFamily F, class Slice, class Cache>
 auto forward_batch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
                    std::span<const BatchRow<Slice, Cache>> rows) {
   using Model = BaseModel<B, S, F>;
-  using Ops = typename BackendOps<B>::template forward_ops<Model, Slice, Cache>;
   static_assert(has_batched_forward_v<B, Model, Slice, Cache>,
-                "forward_batch: this backend's forward operations take one row at a time");
+                "forward_batch: this backend has no batched forward operations "
+                "(BackendOps<B>::batch_ops)");
+  using Ops = detail::batch_ops_t<B, Model, Slice, Cache>;
   BATON_CHECK(!rows.empty(), usage_error, "forward_batch: no rows");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     check_batch_row(model, rows[i]);

@@ -38,6 +38,7 @@
 #include "baton/kernels/phased/rmsnorm_split.hpp"
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/kv/kv_view.hpp"
+#include "baton/model/grid_token_ops.hpp"
 #include "baton/model/workspace.hpp"
 
 namespace baton {
@@ -126,13 +127,26 @@ struct GridScratchSizes {
 };
 
 template <class Model, class Slice, class Cache, class Exec>
-class GridForwardOps {
+class GridForwardOps
+    : public GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec,
+                          Cache::layout::head_dim> {
+  using Base =
+      GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec, Cache::layout::head_dim>;
+  friend Base;  // it adds this pass's LoRA update after each product (lora)
   using B = typename Exec::backend;
   using S = typename Model::storage;
   using L = typename Cache::layout;
   static constexpr int D = L::head_dim;
   template <class T>
   using buffer = typename B::template buffer<T>;
+  using Base::c_;
+  using Base::exec_;
+  using Base::model_;
+  using Base::n_;
+  using Base::ws_;
+  using Base::eps;
+  using Base::qkv_width;
+  using Base::raw;
 
  public:
   /// One pass over `tokens` (ids from the host) at `first_pos`, with `logit_rows` rows of logits
@@ -268,25 +282,6 @@ class GridForwardOps {
         {raw(model_.embedding()), raw(s_.tokens) + token_offset_, raw(ws_.x), c_.hidden_size});
   }
 
-  void norm(const buffer<float>& weight) { norm_rows(raw(ws_.x), raw(ws_.xn), n_, raw(weight)); }
-
-  void qkv(const buffer<S>& wqkv, const buffer<float>& bqkv, int layer) {
-    const int H = c_.hidden_size, qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
-    exec_.matmul(raw(ws_.xn), n_, H, H, raw(wqkv), w, bqkv.size() ? raw(bqkv) : nullptr,
-                 raw(ws_.qkv), w, false);
-    lora(layer, LoraTarget::q, raw(ws_.xn), H, raw(ws_.qkv), w);
-    lora(layer, LoraTarget::k, raw(ws_.xn), H, raw(ws_.qkv) + qd, w);
-    lora(layer, LoraTarget::v, raw(ws_.xn), H, raw(ws_.qkv) + qd + kvd, w);
-  }
-
-  void head_norm(const buffer<float>& q_weight, const buffer<float>& k_weight) {
-    using K = kernels::RmsNormKernel<float>;
-    const int heads = c_.num_heads + c_.num_kv_heads;
-    typename K::Args a{raw(ws_.qkv), raw(ws_.qkv), qkv_width(),   qkv_width(),   D,
-                       heads,        c_.num_heads, raw(q_weight), raw(k_weight), eps()};
-    exec_.template launch<K>(K::config(n_ * heads), a);
-  }
-
   void rope_append(int layer) {
     using K = kernels::RopeAppendKernel<L>;
     typename K::Args a{raw(ws_.qkv),
@@ -317,32 +312,6 @@ class GridForwardOps {
                               {parts, raw(ws_.attn), c_.q_dim(), c_.num_heads});
   }
 
-  void output_projection(const buffer<S>& wo, int layer) {
-    const int H = c_.hidden_size, qd = c_.q_dim();
-    exec_.matmul(raw(ws_.attn), n_, qd, qd, raw(wo), H, nullptr, raw(ws_.x), H, true);
-    lora(layer, LoraTarget::o, raw(ws_.attn), qd, raw(ws_.x), H);
-  }
-
-  void gate_up(const buffer<S>& wgate_up, int layer) {
-    const int H = c_.hidden_size, F = c_.intermediate_size;
-    exec_.matmul(raw(ws_.xn), n_, H, H, raw(wgate_up), 2 * F, nullptr, raw(ws_.gate_up), 2 * F,
-                 false);
-    lora(layer, LoraTarget::gate, raw(ws_.xn), H, raw(ws_.gate_up), 2 * F);
-    lora(layer, LoraTarget::up, raw(ws_.xn), H, raw(ws_.gate_up) + F, 2 * F);
-  }
-
-  void swiglu() {
-    using K = kernels::SwigluKernel;
-    const int F = c_.intermediate_size;
-    exec_.template launch<K>(K::config(n_, F), {raw(ws_.gate_up), raw(ws_.act), n_, F});
-  }
-
-  void down_projection(const buffer<S>& wdown, int layer) {
-    const int H = c_.hidden_size, F = c_.intermediate_size;
-    exec_.matmul(raw(ws_.act), n_, F, F, raw(wdown), H, nullptr, raw(ws_.x), H, true);
-    lora(layer, LoraTarget::down, raw(ws_.act), F, raw(ws_.x), H);
-  }
-
   /// Final norm and head for the last `logit_rows` tokens (written from the pass's row offset
   /// on); the logits stay in backend memory.
   auto head() {
@@ -358,59 +327,29 @@ class GridForwardOps {
  private:
   GridForwardOps(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, int tokens, int logit_rows, int read_upto)
-      : model_(model),
-        c_(model.config()),
-        ws_(ws),
+      : Base(model, ws, tokens),
         s_(ws.extras.scratch()),
-        exec_(ws),
         slice_(slice),
         cache_(cache),
         target_(target),
-        n_(tokens),
         rows_(logit_rows),
         read_upto_(read_upto),
         split_(kernels::attention_split(cache.capacity(target))),
         splits_(split_.splits) {}
 
-  template <class Buf>
-  static auto raw(Buf& b) {
-    return raw_pointer(b.data());
-  }
-  int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
-  float eps() const { return static_cast<float>(c_.rms_norm_eps); }
-
-  /// The hidden-size norms, split over several blocks per row (kernels/phased/rmsnorm_split.hpp).
   void norm_rows(const float* x, float* y, int rows, const float* w) {
-    using KS = kernels::RmsSquaresKernel;
-    using KN = kernels::RmsScaleKernel<float>;
-    const int H = c_.hidden_size, chunk = kernels::rms_split(H).chunk;
-    const grid::LaunchConfig cfg = kernels::rms_split_config(rows, H);
-    float* squares = raw(s_.norm_squares);
-    exec_.template launch<KS>(cfg, {x, H, H, chunk, squares});
-    exec_.template launch<KN>(cfg, {x, y, H, H, H, chunk, squares, w, eps()});
+    grid_norm_rows(exec_, s_, c_, x, y, rows, w);
   }
 
   /// Adds the slice's update for (layer, target) to output columns [0, out) of y.
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
-    const auto* m = slice_.module(layer, t);
-    if (!m) return;
-    using KS = kernels::LoraShrinkKernel;
-    using KE = kernels::LoraExpandKernel;
-    float* u = raw(s_.lora_u);
-    exec_.template launch<KS>(KS::config(n_, m->rank), {raw(m->a), x, ldx, m->in, m->rank, u});
-    exec_.template launch<KE>(KE::config(n_, m->out),
-                              {raw(m->b), u, m->rank, m->out, m->scale, y, ldy});
+    if (const auto* m = slice_.module(layer, t)) grid_lora(exec_, s_, *m, x, ldx, y, ldy, n_);
   }
 
-  const Model& model_;
-  const ModelConfig& c_;
-  Workspace<B>& ws_;
   std::remove_reference_t<decltype(std::declval<Workspace<B>&>().extras.scratch())>& s_;
-  Exec exec_;
   const Slice& slice_;
   Cache& cache_;
   KvTarget target_;
-  int n_;
   int rows_;
   int read_upto_;  ///< positions the attention span covers (the descriptor masks the rest)
   kernels::AttentionSplit split_;

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief BackendOps<host_grid>: GridForwardOps over an executor that runs every kernel on
+/// @brief BackendOps<host_grid>: GridForwardOps (and GridBatchOps) over an executor that runs every kernel on
 ///        the host grid, and the products as the batch-1 GEMV kernel once per token.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "baton/kernels/phased/gemv.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/forward.hpp"
+#include "baton/model/grid_batch_ops.hpp"
 #include "baton/model/grid_ops.hpp"
 
 namespace baton {
@@ -84,6 +85,9 @@ template <>
 struct BackendOps<host_grid> {
   template <class Model, class Slice, class Cache>
   using forward_ops = GridForwardOps<Model, Slice, Cache, HostGridExec>;
+  /// forward_batch()'s operations (model/grid_batch_ops.hpp).
+  template <class Model, class Slice, class Cache>
+  using batch_ops = GridBatchOps<Model, Slice, Cache, HostGridExec>;
   using logits_view = std::span<const float>;
   /// What runs the device loop's launches (model/device_loop.hpp).
   using exec = HostGridExec;

@@ -286,6 +286,9 @@ template <>
 struct BackendOps<host> {
   template <class Model, class Slice, class Cache>
   using forward_ops = HostForwardOps<Model, Slice, Cache>;
+  /// forward_batch()'s operations: the same class, over many rows.
+  template <class Model, class Slice, class Cache>
+  using batch_ops = HostForwardOps<Model, Slice, Cache>;
   using logits_view = std::span<const float>;
   static std::int32_t argmax(logits_view row) {
     return kernels::argmax(row.data(), static_cast<int>(row.size()));
