@@ -139,7 +139,8 @@ TEST_CASE("forward_batch: the adapters move the logits far more than the toleran
                             std::span<const std::int32_t>(in), Logits::last);
     out.emplace_back(lg.begin(), lg.end());
   }
-  const double qv_all = test::worst_relative_diff(out[0], out[1]), qv_none = test::worst_relative_diff(out[0], out[2]);
+  const double qv_all = test::worst_relative_diff(out[0], out[1]),
+               qv_none = test::worst_relative_diff(out[0], out[2]);
   MESSAGE("qv vs all: " << qv_all << ", qv vs none: " << qv_none);
   CHECK(qv_all > 1e-2);
   CHECK(qv_none > 1e-2);

@@ -53,9 +53,8 @@ std::vector<std::int32_t> ids(int n, int seed) {
 
 /// A stage's cache: a 16-token prefix through `slice`, 3 slots of `tail` positions.
 template <Backend B>
-KvBuffer<layout::HeadMajor<f32, 8>, B> warm_cache(const Golden<B>& g,
-                                                  const LoraSlice<16, B>& slice, int tail,
-                                                  int seed) {
+KvBuffer<layout::HeadMajor<f32, 8>, B> warm_cache(const Golden<B>& g, const LoraSlice<16, B>& slice,
+                                                  int tail, int seed) {
   KvBuffer<layout::HeadMajor<f32, 8>, B> cache(g.model.config(), {16, tail, 3});
   Workspace<B> ws;
   cache.reset_prefix();
@@ -119,8 +118,8 @@ TEST_CASE("host grid: forward_batch over mixed rows matches the host's forward()
     std::size_t k = 0;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       CAPTURE(j);
-      const auto want = forward(h.model, ws_alone, *host_slice[jobs[j].stage],
-                                alone[jobs[j].stage], KvTarget::in_slot(jobs[j].slot), position[j],
+      const auto want = forward(h.model, ws_alone, *host_slice[jobs[j].stage], alone[jobs[j].stage],
+                                KvTarget::in_slot(jobs[j].slot), position[j],
                                 std::span<const std::int32_t>(inputs[j]), Logits::last);
       next[j] = kernels::argmax(want.data(), V);
       position[j] += static_cast<int>(inputs[j].size());

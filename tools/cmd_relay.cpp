@@ -72,7 +72,7 @@ struct Args {
   int repeat = 1;
   std::optional<std::string> requests;  ///< --requests FILE.jsonl
   int concurrency = 1;
-  bool sequential = false;  ///< --sequential: --requests without the scheduler
+  bool sequential = false;                    ///< --sequential: --requests without the scheduler
   std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
   cli::HostChoice host;                       ///< --threads, --bf16-products
 };
@@ -224,8 +224,8 @@ int cmd_relay(int argc, char** argv) {
   if (!relay) relay = build_relay(spec);
   for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
   relay->prewarm();
-  if (a.requests) return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json,
-                                            tok);
+  if (a.requests)
+    return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};

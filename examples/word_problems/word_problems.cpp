@@ -23,8 +23,8 @@ RelayFile load(const std::filesystem::path& relay_json) {
 }
 
 std::unique_ptr<baton::RuntimeRelay> build(const baton::RelaySpec& spec) {
-  return baton::build_relay_as<Storage, kHeadDim, baton::family::Qwen2,
-                                baton::Batching::without>(spec);
+  return baton::build_relay_as<Storage, kHeadDim, baton::family::Qwen2, baton::Batching::without>(
+      spec);
 }
 
 }  // namespace word_problems

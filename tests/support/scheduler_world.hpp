@@ -52,9 +52,8 @@ struct SchedulerWorld {
     const auto add = [&](const char* name, Slice slice, int prefix, std::vector<Segment> in,
                          int max_new) {
       stages.push_back(std::make_unique<StageT>(
-          name, model, std::move(slice), KvShape{prefix, 96, slots},
-          scheduler_ids(prefix, prefix), wire::DynamicInput{std::move(in)},
-          StageLimits{max_new, {}}));
+          name, model, std::move(slice), KvShape{prefix, 96, slots}, scheduler_ids(prefix, prefix),
+          wire::DynamicInput{std::move(in)}, StageLimits{max_new, {}}));
       stages.back()->prewarm();
     };
     add("extract", Slice::load(root / "qwen-c-lora-qv", c), 12, {literal({1, 2}), request}, 6);
@@ -103,8 +102,7 @@ inline void check_same_result(const RelayResult& got, const RelayResult& want) {
     CHECK(got.runs[k].ids == want.runs[k].ids);
     CHECK(got.runs[k].input_tokens == want.runs[k].input_tokens);
     CHECK(got.runs[k].stopped == want.runs[k].stopped);
-    CHECK(got.runs[k].ids.size() ==
-          static_cast<std::size_t>(kSchedulerMaxNew[got.runs[k].stage]));
+    CHECK(got.runs[k].ids.size() == static_cast<std::size_t>(kSchedulerMaxNew[got.runs[k].stage]));
   }
 }
 

@@ -18,13 +18,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <span>
-#include <type_traits>
-#include <utility>
-#include <vector>
 
-#include "baton/core/error.hpp"
 #include "baton/model/batch_row.hpp"
 #include "baton/model/grid_ops.hpp"
 #include "baton/model/grid_token_ops.hpp"
@@ -57,23 +52,20 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
   /// workspace and queues every row's ids and descriptor before the first launch.
   GridBatchOps(const Model& model, Workspace<B>& ws, std::span<const row_type> rows)
       : Base(model, ws, 0), rows_(rows) {
-    int splits = 1;
+    int splits = 1, logit_rows = 0;
     for (const row_type& r : rows_) {
-      const int n = static_cast<int>(r.tokens.size());
-      spans_.push_back({n_, n});
-      n_ += n;
-      if (r.logits) ++logit_rows_;
+      n_ += tokens(r);
+      if (r.logits) ++logit_rows;
       splits = std::max(splits, kernels::attention_split(r.cache->capacity(r.target)).splits);
     }
     Single::check_size(n_);  // before anything is queued
-    Single::reserve(ws, c_, splits, n_, std::max(logit_rows_, 1));
+    Single::reserve(ws, c_, splits, n_, std::max(logit_rows, 1));
     ws.extras.grow(ws.extras.scratch().desc, rows_.size());
     auto& s = scratch();
-    for (std::size_t i = 0; i < rows_.size(); ++i) {
-      const row_type& r = rows_[i];
-      write_ids(exec_, raw(s.tokens) + spans_[i].first, r.tokens, raw(s.desc) + i,
-                kernels::ForwardDesc{r.position, spans_[i].n});
-    }
+    for_each_row([&](std::size_t i, const row_type& r, int first, int n) {
+      write_ids(exec_, raw(s.tokens) + first, r.tokens, raw(s.desc) + i,
+                kernels::ForwardDesc{r.position, n});
+    });
   }
 
   GridBatchOps(const GridBatchOps&) = delete;
@@ -82,22 +74,21 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
   void embed() {
     using K = kernels::EmbedKernel<S>;
     exec_.template launch<K>(K::config(n_), {raw(model_.embedding()), raw(scratch().tokens),
-                                              raw(ws_.x), c_.hidden_size});
+                                             raw(ws_.x), c_.hidden_size});
   }
 
   void rope_append(int layer) {
     using K = kernels::RopeAppendKernel<L>;
-    for (std::size_t i = 0; i < rows_.size(); ++i) {
-      const row_type& r = rows_[i];
-      typename K::Args a{raw(ws_.qkv) + offset(i, qkv_width()),
+    for_each_row([&](std::size_t i, const row_type& r, int first, int n) {
+      typename K::Args a{raw(ws_.qkv) + at(first, qkv_width()),
                          qkv_width(),
                          c_.num_heads,
                          c_.num_kv_heads,
                          raw(model_.inv_freq()),
                          r.cache->append_view(r.target, layer),
                          raw(scratch().desc) + i};
-      exec_.template launch<K>(K::config(spans_[i].n), a);
-    }
+      exec_.template launch<K>(K::config(n), a);
+    });
   }
 
   /// Each row attends over its own target up to its last new position; the rows share the
@@ -106,13 +97,11 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
     using KS = kernels::SplitAttentionKernel<L>;
     using KC = kernels::AttentionCombineKernel<D>;
     auto& s = scratch();
-    for (std::size_t i = 0; i < rows_.size(); ++i) {
-      const row_type& r = rows_[i];
-      const int n = spans_[i].n;
+    for_each_row([&](std::size_t i, const row_type& r, int first, int n) {
       const kernels::AttentionSplit split = kernels::attention_split(r.cache->capacity(r.target));
       const kernels::AttentionPartials parts{raw(s.attn_max_sum), raw(s.attn_acc), split.splits};
       typename KS::Args a{r.cache->read_span(r.target, layer, r.position + n),
-                          raw(ws_.qkv) + offset(i, qkv_width()),
+                          raw(ws_.qkv) + at(first, qkv_width()),
                           qkv_width(),
                           c_.num_heads,
                           c_.num_heads / c_.num_kv_heads,
@@ -123,8 +112,8 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
       exec_.template launch<KS>(KS::config(n, c_.num_heads, split.splits), a);
       exec_.template launch<KC>(
           KC::config(n, c_.num_heads),
-          {parts, raw(ws_.attn) + offset(i, c_.q_dim()), c_.q_dim(), c_.num_heads});
-    }
+          {parts, raw(ws_.attn) + at(first, c_.q_dim()), c_.q_dim(), c_.num_heads});
+    });
   }
 
   /// The final norm of each logits row's last token (gathered into consecutive rows), then one
@@ -133,50 +122,48 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
     const int H = c_.hidden_size, V = c_.vocab_size;
     float* out = raw(ws_.logits);
     int k = 0;
-    for (std::size_t i = 0; i < rows_.size(); ++i) {
-      if (!rows_[i].logits) continue;
-      const std::size_t last = static_cast<std::size_t>(spans_[i].first + spans_[i].n - 1);
-      grid_norm_rows(exec_, scratch(), c_, raw(ws_.x) + last * H,
-                     raw(ws_.xn) + static_cast<std::size_t>(k) * H, 1, raw(model_.final_norm()));
+    for_each_row([&](std::size_t, const row_type& r, int first, int n) {
+      if (!r.logits) return;
+      grid_norm_rows(exec_, scratch(), c_, raw(ws_.x) + at(first + n - 1, H),
+                     raw(ws_.xn) + at(k, H), 1, raw(model_.final_norm()));
       ++k;
-    }
-    if (k > 0)
-      exec_.matmul(raw(ws_.xn), k, H, H, raw(model_.head()), V, nullptr, out, V, false);
+    });
+    if (k > 0) exec_.matmul(raw(ws_.xn), k, H, H, raw(model_.head()), V, nullptr, out, V, false);
     return exec_.logits(out, static_cast<std::size_t>(k) * V);
   }
 
  private:
-  /// Where row i's tokens start in the batch's token order, and how many it has.
-  struct RowSpan {
-    int first = 0;
-    int n = 0;
-  };
-
   auto& scratch() { return ws_.extras.scratch(); }
-  std::size_t offset(std::size_t row, int width) const {
-    return static_cast<std::size_t>(spans_[row].first) * static_cast<std::size_t>(width);
+  /// Where token `t` of the batch starts in a buffer of `width` values per token.
+  static std::size_t at(int t, int width) {
+    return static_cast<std::size_t>(t) * static_cast<std::size_t>(width);
+  }
+  static int tokens(const row_type& r) { return static_cast<int>(r.tokens.size()); }
+
+  /// Calls f(i, row, first, n) for each row in order: its index, and where its tokens lie in
+  /// the batch (rows' tokens follow one another, so the offsets are running sums).
+  template <class F>
+  void for_each_row(F&& f) const {
+    int first = 0;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      f(i, rows_[i], first, tokens(rows_[i]));
+      first += tokens(rows_[i]);
+    }
   }
 
   /// Adds each run of same-adapter rows' update for (layer, target) to its rows of y.
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
-    for (std::size_t i = 0; i < rows_.size();) {
-      std::size_t j = i + 1;
-      while (j < rows_.size() && rows_[j].slice == rows_[i].slice) ++j;
-      const int first = spans_[i].first;
-      const int n = spans_[j - 1].first + spans_[j - 1].n - first;
-      if (rows_[i].slice != nullptr) {
-        if (const auto* m = rows_[i].slice->module(layer, t)) {
-          grid_lora(exec_, scratch(), *m, x + static_cast<std::size_t>(first) * ldx, ldx,
-                    y + static_cast<std::size_t>(first) * ldy, ldy, n);
-        }
-      }
-      i = j;
+    int first = 0;
+    for (std::size_t i = 0, j = 0; i < rows_.size(); i = j) {
+      int n = 0;  // the run's tokens: rows i..j-1
+      for (j = i; j < rows_.size() && rows_[j].slice == rows_[i].slice; ++j) n += tokens(rows_[j]);
+      const auto* m = rows_[i].slice ? rows_[i].slice->module(layer, t) : nullptr;
+      if (m) grid_lora(exec_, scratch(), *m, x + at(first, ldx), ldx, y + at(first, ldy), ldy, n);
+      first += n;
     }
   }
 
-  std::span<const row_type> rows_;
-  std::vector<RowSpan> spans_;  // (n_, the base's token count, sums them)
-  int logit_rows_ = 0;          ///< rows that want logits
+  std::span<const row_type> rows_;  // (n_, the base's token count, sums their tokens)
 };
 
 }  // namespace baton

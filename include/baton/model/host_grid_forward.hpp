@@ -1,8 +1,9 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief BackendOps<host_grid>: GridForwardOps (and GridBatchOps) over an executor that runs every kernel on
-///        the host grid, and the products as the batch-1 GEMV kernel once per token.
+/// @brief BackendOps<host_grid>: GridForwardOps (and GridBatchOps) over an executor that runs
+///        every kernel on the host grid, and the products as the batch-1 GEMV kernel once per
+///        token.
 #pragma once
 
 #include <algorithm>
