@@ -7,8 +7,8 @@
 # if any target found a crash (its reproducer is left in build/fuzz/findings/<target>/: turn it
 # into a regression test, see docs/security.md).
 #   scripts/fuzz.sh [SECONDS]
-# Debian 12's clang 14 cannot compile baton with libstdc++ 12 (no std::source_location);
-# clang 16 and its runtime (libFuzzer, sanitizers) are Debian 12 packages, installed if missing.
+# clang 16 and its runtimes (libFuzzer, sanitizers) are Debian 12 packages, installed if missing
+# (scripts/setup.sh --sanitizers).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/common.sh
@@ -21,16 +21,7 @@ targets=(safetensors hf_config peft_config tokenizer relay grammar_regex json_sc
 # GrammarLimits (issue #22): every target's timeout or out-of-memory input fails the run.
 known_slow=()
 
-if ! command -v clang++-16 >/dev/null ||
-  ! ls /usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
-  baton_say "installing clang-16 and libclang-rt-16-dev"
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "clang-16 / libclang-rt-16-dev missing and not root: apt-get install -y clang-16 libclang-rt-16-dev" >&2
-    exit 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-16 libclang-rt-16-dev >/dev/null
-fi
+scripts/setup.sh --sanitizers
 
 baton_say "building the fuzzers (clang 16, ASan + UBSan)"
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -158,7 +158,8 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
     REQUIRE(++steps < 1000);
   }
   CHECK(most_rows > 1);
-  for (const auto& [ticket, k] : which) {
+  for (const auto& [ticket, index] : which) {
+    const std::size_t k = index;  // CAPTURE takes it in a lambda: not a structured binding
     CAPTURE(k);
     const auto got = sched.take(ticket);
     REQUIRE(got.has_value());

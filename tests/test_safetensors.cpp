@@ -227,7 +227,8 @@ TEST_CASE("every documented safetensors dtype is accepted with its element size"
   baton::test::write_safetensors(p, m);
   const SafetensorsFile f = SafetensorsFile::open(p);
   for (const auto& [name, size] : all) {
-    CAPTURE(name);
+    const char* const dtype = name;  // CAPTURE takes it in a lambda: not a structured binding
+    CAPTURE(dtype);
     const TensorInfo& t = f.at(std::string("t_") + name);
     CHECK(t.dtype_name == name);
     CHECK(t.element_size == size);

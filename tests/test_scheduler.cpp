@@ -64,7 +64,8 @@ TEST_CASE("scheduler: random arrivals through a batched relay equal each request
     REQUIRE(++steps < 2000);
   }
   CHECK(most_rows > 1);  // rows really were batched
-  for (const auto& [ticket, k] : which) {
+  for (const auto& [ticket, index] : which) {
+    const std::size_t k = index;  // CAPTURE takes it in a lambda: not a structured binding
     CAPTURE(k);
     const auto got = sched.take(ticket);
     REQUIRE(got.has_value());

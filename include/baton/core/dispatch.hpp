@@ -39,7 +39,8 @@ decltype(auto) dispatch_exact(std::string_view what, int value, F&& f) {
                  " is not instantiated; supported: ", detail::supported_list<Values...>());
   } else {
     std::optional<R> out;
-    ((value == Values && (out.emplace(f(std::integral_constant<int, Values>{})), true)) || ...);
+    (void)((value == Values && (out.emplace(f(std::integral_constant<int, Values>{})), true)) ||
+           ...);
     if (!out)
       BATON_FAIL(config_error, what, " = ", value,
                  " is not instantiated; supported: ", detail::supported_list<Values...>());
