@@ -31,8 +31,10 @@ constexpr float kGap = -7.25f;  // what the stride gaps of Y hold before and aft
 
 /// `bf16_products`: on a context with HostContextOptions::bf16_products (W must be bf16); the
 /// reference then rounds X to bf16 as the kernel does, and keeps the f32 kernel's tolerance.
+/// `amx`: those products on the AMX tiles (whole blocks of 32 output rows; the rest vdpbf16ps).
 template <class W>
-void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_products = false) {
+void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_products = false,
+                bool amx = false) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const int ldx = in + 3, ldy = out + 5;
   std::vector<W> w(static_cast<std::size_t>(out) * in);
@@ -42,7 +44,8 @@ void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_pr
   for (int t = 0; t < n; ++t)
     for (int o = 0; o < ldy; ++o)
       y[static_cast<std::size_t>(t) * ldy + o] = o < out ? u(rng) : kGap;
-  HostContext ctx({.threads = 2, .isa = isa, .bf16_products = bf16_products});
+  HostContext ctx({.threads = 2, .isa = isa, .bf16_products = bf16_products, .amx = amx});
+  REQUIRE(ctx.amx() == amx);  // the kernel asked for is the one that runs
   const auto xval = [&](std::size_t at) -> double {
     return bf16_products ? widen(narrow<bf16>(x[at])) : x[at];
   };
@@ -123,6 +126,20 @@ TEST_CASE("prefill's bf16-products kernel agrees with a double sum over bf16-rou
       for (int out : {1, 13, 33, 70}) check_gemm<bf16>(Isa::avx512, n, in, out, rng, true);
 }
 
+TEST_CASE("prefill's AMX bf16 kernel agrees with a double sum over bf16-rounded X") {
+  if (!host_simd::cpu_supports_amx_bf16()) {
+    test::not_run("test_host_gemm: prefill's bf16 products on AMX tiles (TDPBF16PS)",
+                  "this CPU (or OS) does not run AMX-BF16");
+    return;
+  }
+  std::mt19937 rng(17);
+  // tokens around the token blocks (16, 32); depths around a tile row (32 inputs), the tail
+  // copy and odd ones; output rows below, at and past the 32-row blocks the tiles take
+  for (int n : {1, 3, 16, 17, 33, 40})
+    for (int in : {1, 2, 31, 32, 33, 130, 520})
+      for (int out : {13, 32, 33, 70, 96}) check_gemm<bf16>(Isa::avx512, n, in, out, rng, true, true);
+}
+
 TEST_CASE("a context refuses bf16 products it cannot run") {
   for (Isa isa : {Isa::portable, Isa::avx2})
     if (host_simd::cpu_supports(isa))
@@ -145,21 +162,25 @@ TEST_CASE("the product does not depend on the pool's thread count") {
   for (auto& v : x) v = u(rng);
   struct Path {
     Isa isa;
-    bool bf16_products;
+    bool bf16_products, amx;
   };
   std::vector<Path> paths;
-  for (Isa isa : runnable()) paths.push_back({isa, false});
-  if (host_simd::cpu_supports_bf16_products()) paths.push_back({Isa::avx512, true});
-  for (const auto [isa, bf16p] : paths) {
+  for (Isa isa : runnable()) paths.push_back({isa, false, false});
+  if (host_simd::cpu_supports_bf16_products()) paths.push_back({Isa::avx512, true, false});
+  if (host_simd::cpu_supports_amx_bf16()) paths.push_back({Isa::avx512, true, true});
+  for (const Path& path : paths) {
+    // named copies: clang 16 cannot capture a structured binding in an OpenMP region
+    const Isa isa = path.isa;
+    const bool bf16p = path.bf16_products;
     std::vector<float> one(static_cast<std::size_t>(n) * out), many(one.size());
-    HostContext serial({.threads = 1, .isa = isa, .bf16_products = bf16p});
-    HostContext pool({.threads = 3, .isa = isa, .bf16_products = bf16p});
+    HostContext serial({.threads = 1, .isa = isa, .bf16_products = bf16p, .amx = path.amx});
+    HostContext pool({.threads = 3, .isa = isa, .bf16_products = bf16p, .amx = path.amx});
     host_gemm::gemm_nt(isa, &serial, false, x.data(), n, in, in, w.data(), out, one.data(), out,
                        false);
     host_gemm::gemm_nt(isa, &pool, true, x.data(), n, in, in, w.data(), out, many.data(), out,
                        false);
     CHECK_MESSAGE(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0,
-                  host_simd::isa_name(isa), bf16p ? "+bf16" : "");
+                  host_simd::isa_name(isa), bf16p ? "+bf16" : "", path.amx ? "+amx" : "");
   }
 }
 

@@ -21,7 +21,9 @@
 ///     in pairs of consecutive inputs ([kc/2][NR] 32-bit words: nothing is widened), each tile
 ///     rounds its token rows to bf16 once per depth slice, and one instruction adds two
 ///     products per lane: twice the multiply-adds of the f32 kernel. The activations' rounding
-///     (relative 2^-9 each) is why it is a choice and not the default.
+///     (relative 2^-9 each) is why it is a choice and not the default. Where the CPU has
+///     AMX-BF16, whole blocks of 32 output rows run on the tile unit instead (host_gemm_amx.hpp,
+///     the same rounding; HostContextOptions::amx).
 /// Partial tiles: missing token rows read the last row and write to a dummy row; missing
 /// columns are zero in the panel and masked on store. As in host_simd.hpp, vectors never cross
 /// a function boundary whose target differs, so the build stays free of -Wpsabi notes.
@@ -34,6 +36,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "baton/backend/host_gemm_amx.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
@@ -368,9 +371,17 @@ void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x
 #if BATON_HOST_SIMD_X86
   using host_simd::Isa;
   if constexpr (std::is_same_v<W, bf16>) {
-    if (isa == Isa::avx512 && ctx != nullptr && ctx->bf16_products())
-      return detail::gemm<detail::Avx512Bf16Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y,
-                                                    ldy, accumulate);
+    if (isa == Isa::avx512 && ctx != nullptr && ctx->bf16_products()) {
+      // the tiles take whole blocks of 32 output rows; vdpbf16ps the rest (or all)
+      const int done =
+          ctx->amx() ? amx::gemm_nt_rows(ctx, parallel, x, n, in, ldx, w, out, y, ldy, accumulate)
+                     : 0;
+      if (done < out)
+        detail::gemm<detail::Avx512Bf16Kernel>(ctx, parallel, true, x, n, in, ldx,
+                                               w + static_cast<std::size_t>(done) * in, out - done,
+                                               y + done, ldy, accumulate);
+      return;
+    }
   }
   if (isa == Isa::avx512)
     return detail::gemm<detail::Avx512Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,

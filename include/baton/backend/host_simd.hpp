@@ -36,6 +36,11 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BATON_HOST_SIMD_X86 1
 #include <immintrin.h>
+#include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #else
 #define BATON_HOST_SIMD_X86 0
 #endif
@@ -57,6 +62,15 @@ inline std::string_view isa_name(Isa i) {
   return "?";
 }
 
+#if BATON_HOST_SIMD_X86
+/// F16C from CPUID leaf 1 (ECX bit 29): clang before 17 has no "f16c" for
+/// __builtin_cpu_supports, and the sanitizer build is compiled with clang 16.
+inline bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
 /// Whether this CPU (and OS) can run the kernels of `i`.
 inline bool cpu_supports(Isa i) {
 #if BATON_HOST_SIMD_X86
@@ -64,8 +78,7 @@ inline bool cpu_supports(Isa i) {
     case Isa::portable:
       return true;
     case Isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case Isa::avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl");
@@ -81,6 +94,26 @@ inline bool cpu_supports(Isa i) {
 inline bool cpu_supports_bf16_products() {
 #if BATON_HOST_SIMD_X86
   return cpu_supports(Isa::avx512) && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+/// Whether this CPU runs AMX-BF16's tile products (TDPBF16PS) and the OS lets this process use
+/// the tile state, which the opt-in bf16 products prefer (host_gemm_amx.hpp). Linux enables the
+/// tile data per process on request (arch_prctl ARCH_REQ_XCOMP_PERM): the first call asks, and
+/// the answer is the process's from then on, so it is kept. Other systems: no.
+inline bool cpu_supports_amx_bf16() {
+#if BATON_HOST_SIMD_X86 && defined(__linux__)
+  static const bool granted = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!cpu_supports_bf16_products() || __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0)
+      return false;
+    const bool tile = (edx >> 24) & 1u, tile_bf16 = (edx >> 22) & 1u;
+    constexpr long kRequestPermission = 0x1023, kTileData = 18;  // ARCH_REQ_XCOMP_PERM, XTILEDATA
+    return tile && tile_bf16 && syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return granted;
 #else
   return false;
 #endif
