@@ -70,12 +70,12 @@ void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_pr
         // f32 accumulation of `in` products in a few partial sums: ulps of the magnitude sum
         const bool ok = std::fabs(y[at] - ref) <= 1e-6 * mag + 1e-30;
         if (!ok && wrong < 3)
-          MESSAGE(host_simd::isa_name(isa), bf16_products ? "+bf16" : "", " ",
+          MESSAGE(host_simd::isa_name(isa), std::string(bf16_products ? (amx ? "+bf16 amx" : "+bf16") : ""), " ",
                   dtype_name(dtype_of<W>), " n ", n, " in ", in, " out ", out, " acc ", acc, " [",
                   t, ",", o, "]: ", y[at], " vs ", ref);
         wrong += !ok;
       }
-    CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa), bf16_products ? "+bf16" : "", " ",
+    CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa), std::string(bf16_products ? (amx ? "+bf16 amx" : "+bf16") : ""), " ",
                   dtype_name(dtype_of<W>), " n ", n, " in ", in, " out ", out, " acc ", acc, ": ",
                   wrong, " wrong");
   }
