@@ -4,7 +4,8 @@
 # Installs what building and testing baton needs, if it is missing (Debian/Ubuntu). Idempotent:
 # when everything is present it changes nothing and does not touch the network.
 #   scripts/setup.sh                the build and the tests (g++)
-#   scripts/setup.sh --sanitizers   clang 16 with its sanitizer, libFuzzer and OpenMP runtimes:
+#   scripts/setup.sh --sanitizers   the same, and clang 16 with its sanitizer, libFuzzer and
+#                                   OpenMP runtimes:
 #                                   the `asan` preset and scripts/fuzz.sh (Debian 12's clang 14
 #                                   cannot compile baton with libstdc++ 12: no source_location)
 set -euo pipefail
@@ -13,7 +14,7 @@ packages=(cmake ninja-build g++ pkg-config python3 python3-venv ccache
           doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
 case "${1:-}" in
   "") ;;
-  --sanitizers) packages=(clang-16 libclang-rt-16-dev libomp-16-dev) ;;
+  --sanitizers) packages+=(clang-16 libclang-rt-16-dev libomp-16-dev) ;;
   *) echo "setup.sh: unknown option '$1' (none, or --sanitizers)" >&2; exit 2 ;;
 esac
 
