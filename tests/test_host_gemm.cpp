@@ -70,12 +70,14 @@ void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_pr
         // f32 accumulation of `in` products in a few partial sums: ulps of the magnitude sum
         const bool ok = std::fabs(y[at] - ref) <= 1e-6 * mag + 1e-30;
         if (!ok && wrong < 3)
-          MESSAGE(host_simd::isa_name(isa), std::string(bf16_products ? (amx ? "+bf16 amx" : "+bf16") : ""), " ",
+          MESSAGE(host_simd::isa_name(isa),
+                  std::string(bf16_products ? (amx ? "+bf16 amx" : "+bf16") : ""), " ",
                   dtype_name(dtype_of<W>), " n ", n, " in ", in, " out ", out, " acc ", acc, " [",
                   t, ",", o, "]: ", y[at], " vs ", ref);
         wrong += !ok;
       }
-    CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa), std::string(bf16_products ? (amx ? "+bf16 amx" : "+bf16") : ""), " ",
+    CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa),
+                  std::string(bf16_products ? (amx ? "+bf16 amx" : "+bf16") : ""), " ",
                   dtype_name(dtype_of<W>), " n ", n, " in ", in, " out ", out, " acc ", acc, ": ",
                   wrong, " wrong");
   }
@@ -137,7 +139,8 @@ TEST_CASE("prefill's AMX bf16 kernel agrees with a double sum over bf16-rounded 
   // copy and odd ones; output rows below, at and past the 32-row blocks the tiles take
   for (int n : {1, 3, 16, 17, 33, 40})
     for (int in : {1, 2, 31, 32, 33, 130, 520})
-      for (int out : {13, 32, 33, 70, 96}) check_gemm<bf16>(Isa::avx512, n, in, out, rng, true, true);
+      for (int out : {13, 32, 33, 70, 96})
+        check_gemm<bf16>(Isa::avx512, n, in, out, rng, true, true);
 }
 
 TEST_CASE("a context refuses bf16 products it cannot run") {

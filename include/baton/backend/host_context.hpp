@@ -12,8 +12,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "baton/backend/host_simd.hpp"
 #include "baton/backend/thread_pool.hpp"
@@ -58,6 +61,13 @@ class HostContext {
   bool bf16_products() const noexcept { return bf16_products_; }
   /// Whether those products run on the AMX tiles (HostContextOptions::amx and the CPU).
   bool amx() const noexcept { return amx_; }
+  /// Scratch of `words` 32-bit words for one product's rounded activations (the AMX products):
+  /// grown, never shrunk, so a step allocates nothing once its largest product has run. One
+  /// product at a time, as the pool runs one loop at a time.
+  std::uint32_t* product_scratch(std::size_t words) {
+    if (scratch_.size() < words) scratch_.resize(words);
+    return scratch_.data();
+  }
 
  private:
   static int threads_of(const HostContextOptions& o) {
@@ -68,6 +78,7 @@ class HostContext {
   host_simd::Isa isa_;
   bool bf16_products_;
   bool amx_;
+  std::vector<std::uint32_t> scratch_;
   ThreadPool pool_;
 };
 

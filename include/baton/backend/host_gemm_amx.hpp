@@ -21,11 +21,10 @@
 /// Host only: never included from .cu files.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
+#include "baton/backend/host_context.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
@@ -92,6 +91,7 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
   const TileConfig config;
   _tile_loadconfig(&config);
   const int pairs = xt_pairs(in), whole = in / kDepth, rest = in % kDepth;
+  const int steps = whole + (rest > 0);  // the last one from `tails` when the depth has a rest
   const std::size_t stride = static_cast<std::size_t>(in) * sizeof(bf16);
   const std::size_t block_words = static_cast<std::size_t>(pairs) * kTile;  // one token block
   alignas(64) bf16 tails[2][kTile][kDepth];  // the rows' last `rest` inputs, zero-padded
@@ -123,8 +123,7 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
       _tile_zero(1);
       _tile_zero(2);
       _tile_zero(3);
-      for (int s = 0; s <= whole; ++s) {
-        if (s == whole && rest == 0) break;
+      for (int s = 0; s < steps; ++s) {
         const std::size_t at = static_cast<std::size_t>(s) * kTile * kTile;  // XT words
         if (s < whole) {
           _tile_loadd(4, w0 + s * kDepth, stride);
@@ -161,21 +160,23 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
 #endif
 
 /// The product's whole row blocks on the tiles: output rows [0, out / kRowBlock * kRowBlock).
-/// Returns how many rows it covered; the caller computes the rest. The CPU must run AMX-BF16
-/// (host_simd::cpu_supports_amx_bf16).
+/// Returns how many rows it covered; the caller computes the rest. `ctx` must be an AMX context
+/// (HostContext::amx()); its product scratch holds the rounded activations.
 inline int gemm_nt_rows(HostContext* ctx, bool parallel, const float* x, int n, int in, int ldx,
                         const bf16* w, int out, float* y, int ldy, bool accumulate) {
 #if BATON_HOST_SIMD_X86
   const int covered = out / kRowBlock * kRowBlock;
   if (covered == 0 || n <= 0 || in <= 0) return 0;
   const long token_blocks = (n + kTokenBlock - 1) / kTokenBlock * (kTokenBlock / kTile);
-  std::vector<std::uint32_t> xt(static_cast<std::size_t>(token_blocks) * xt_pairs(in) * kTile);
+  // every word is written by round_activations (zeros past n and in): no clearing needed
+  std::uint32_t* xt =
+      ctx->product_scratch(static_cast<std::size_t>(token_blocks) * xt_pairs(in) * kTile);
   host_ops::parallel_ranges(ctx, token_blocks, parallel, [&](long b0, long b1) {
-    round_activations(x, n, in, ldx, b0, b1, xt.data());
+    round_activations(x, n, in, ldx, b0, b1, xt);
   });
   host_ops::parallel_ranges(ctx, covered / kRowBlock, parallel, [&](long b0, long b1) {
-    rows(w, in, static_cast<int>(b0) * kRowBlock, static_cast<int>(b1) * kRowBlock, xt.data(), n, y,
-         ldy, accumulate);
+    rows(w, in, static_cast<int>(b0) * kRowBlock, static_cast<int>(b1) * kRowBlock, xt, n, y, ldy,
+         accumulate);
   });
   return covered;
 #else

@@ -35,8 +35,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BATON_HOST_SIMD_X86 1
-#include <immintrin.h>
 #include <cpuid.h>
+#include <immintrin.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
