@@ -6,11 +6,14 @@
 // relay): same verdict, cycles, and every stage run's ids — for requests of random lengths
 // arriving at random steps, chunked prefills (a small token budget), few slots (requests wait),
 // gates passing in different cycles, feedback and loop_from. A request with a bad id, and one
-// cancelled midway, end alone; the others' results do not change.
+// cancelled midway, end alone; the others' results do not change. A request's own max_new on
+// one stage (a server's max_tokens) equals the relay built with that max_new, and its stage
+// callbacks report every run as it ends.
 //
 // Mutation checks (2026-12-03), each alone, this program rebuilt:
 //   the accept rule's max_new test off by one (kernels/accept.hpp) -> fails
 //   LoRA from the batch's first row's adapter for every row          -> results differ
+//   (2026-12-04) the request's cap not passed to Stage::open           -> capped runs differ
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -117,4 +120,59 @@ TEST_CASE("scheduler: a bad request and a cancelled one end alone; the queue is 
   const Ticket again = sched.submit(requests[1]);
   sched.run();
   check_same(*sched.take(again), engine.run(requests[1], opt));
+}
+
+TEST_CASE("scheduler: a request's own max_new on one stage; stage runs reported as they end") {
+  World batched(2), alone(1), capped_alone(1, 3);
+  const RelayOptions opt = relay_options();
+  RelayEngine<host> engine(alone.bases()), capped_engine(capped_alone.bases());
+  RelayScheduler<StageT> sched(batched.ptrs(), relay_options(),
+                               {.max_rows = 6, .max_tokens = 32, .max_queue = 8});
+  std::map<Ticket, std::vector<StageRun>> ended;
+  std::map<Ticket, std::size_t> which;
+  std::vector<std::vector<std::int32_t>> requests;
+  for (int k = 0; k < 6; ++k) requests.push_back(ids(3 + 2 * k, 40 + k));
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    RequestOptions o;
+    o.on_stage = [&ended](Ticket t, const StageRun& r) { ended[t].push_back(r); };
+    // Even requests cap reason at 3 tokens; request 5 asks for more than the stage's 8 (no cap).
+    if (k % 2 == 0 || k == 5) {
+      o.capped_stage = 1;
+      o.max_new = k == 5 ? 100 : 3;
+    }
+    which[sched.submit(requests[k], std::move(o))] = k;
+  }
+  sched.run();
+  int capped_runs = 0;
+  for (const auto& [ticket, index] : which) {
+    const std::size_t k = index;
+    CAPTURE(k);
+    const auto got = sched.take(ticket);
+    REQUIRE(got.has_value());
+    const RelayResult want = (k % 2 == 0 ? capped_engine : engine).run(requests[k], opt);
+    CHECK(got->verdict == want.verdict);
+    CHECK(got->cycles == want.cycles);
+    REQUIRE(got->runs.size() == want.runs.size());
+    const std::vector<StageRun>& seen = ended[ticket];
+    REQUIRE(seen.size() == want.runs.size());
+    for (std::size_t r = 0; r < want.runs.size(); ++r) {
+      CAPTURE(r);
+      CHECK(got->runs[r].stage == want.runs[r].stage);
+      CHECK(got->runs[r].ids == want.runs[r].ids);
+      CHECK(seen[r].stage == want.runs[r].stage);
+      CHECK(seen[r].cycle == want.runs[r].cycle);
+      CHECK(seen[r].ids == want.runs[r].ids);
+      capped_runs += k % 2 == 0 && want.runs[r].stage == 1;
+      if (want.runs[r].stage == 1) CHECK(want.runs[r].ids.size() == (k % 2 == 0 ? 3u : 8u));
+    }
+  }
+  CHECK(capped_runs >= 3);
+  RequestOptions no_stage;
+  no_stage.capped_stage = 3;
+  no_stage.max_new = 2;
+  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(no_stage)), "on stage 3");
+  RequestOptions zero;
+  zero.capped_stage = 1;
+  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(zero)), "a cap is >= 1");
+  CHECK(sched.idle());
 }

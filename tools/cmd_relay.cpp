@@ -35,6 +35,7 @@
 #include "commands.hpp"
 #include "host_choice.hpp"
 #include "relay_requests.hpp"
+#include "relay_setup.hpp"
 
 using namespace baton;
 
@@ -201,18 +202,9 @@ int cmd_relay(int argc, char** argv) {
   }
   if (a.host.threads) spec.host.threads = *a.host.threads;
   if (a.host.bf16_products) spec.host.bf16_products = true;
-  std::optional<Tokenizer> tok;
-  if (spec.tokenizer) {
-    tok = Tokenizer::from_file(*spec.tokenizer);
-  } else if (spec.has_text() || a.text) {
-    const auto guess = spec.model / "tokenizer.json";
-    BATON_CHECK(std::filesystem::exists(guess), config_error, a.config,
-                ": text is used but no tokenizer is given (field 'tokenizer') and ", guess.string(),
-                " does not exist");
-    tok = Tokenizer::from_file(guess);
-  } else if (a.requests && std::filesystem::exists(spec.model / "tokenizer.json")) {
-    tok = Tokenizer::from_file(spec.model / "tokenizer.json");  // for text lines, if any
-  }
+  // With --requests, a tokenizer next to the model is taken for text lines, if any.
+  std::optional<Tokenizer> tok =
+      cli::relay_tokenizer(spec, a.config, a.text.has_value(), a.requests.has_value());
   if (a.trace) add_tracing(spec);
   if (tok) resolve_text(spec, *tok);
   if (a.requests) spec.slots = a.concurrency;

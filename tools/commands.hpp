@@ -12,6 +12,8 @@
 int cmd_generate(int argc, char** argv);
 /// `baton relay`: run a relay described by a JSON file (tools/cmd_relay.cpp).
 int cmd_relay(int argc, char** argv);
+/// `baton serve`: relays over HTTP with the OpenAI API (tools/cmd_serve.cpp).
+int cmd_serve(int argc, char** argv);
 /// `baton tokenize`: text to token ids (tools/cmd_tokenize.cpp).
 int cmd_tokenize(int argc, char** argv);
 /// `baton detokenize`: token ids to text (tools/cmd_tokenize.cpp).

@@ -24,6 +24,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"generate", cmd_generate, "greedy generation from token ids (model + optional adapter)"},
     {"relay", cmd_relay, "run a relay of LoRA stages described by a JSON file"},
+    {"serve", cmd_serve, "serve relays over HTTP with the OpenAI API (docs/serve.md)"},
     {"tokenize", cmd_tokenize, "text to token ids with a tokenizer.json"},
     {"detokenize", cmd_detokenize, "token ids to text with a tokenizer.json"},
 };

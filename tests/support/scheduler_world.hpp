@@ -43,7 +43,9 @@ struct SchedulerWorld {
   Model model = load_model<B, f32>(root / "qwen-c");
   std::vector<std::unique_ptr<StageT>> stages;
 
-  explicit SchedulerWorld(int slots) {
+  /// `reason_max_new`: stage reason's max_new (a smaller one is the reference for a request
+  /// that caps it).
+  explicit SchedulerWorld(int slots, int reason_max_new = 8) {
     const ModelConfig& c = model.config();
     const auto literal = [](std::vector<std::int32_t> v) {
       return Segment{Segment::Kind::literal, -1, std::move(v)};
@@ -58,7 +60,8 @@ struct SchedulerWorld {
     };
     add("extract", Slice::load(root / "qwen-c-lora-qv", c), 12, {literal({1, 2}), request}, 6);
     add("reason", Slice::load(root / "qwen-c-lora-all", c), 8,
-        {request, {Segment::Kind::output, 0, {}}, {Segment::Kind::feedback, 2, {}}}, 8);
+        {request, {Segment::Kind::output, 0, {}}, {Segment::Kind::feedback, 2, {}}},
+        reason_max_new);
     add("verify", Slice::none(c), 5, {{Segment::Kind::output, 1, {}}, literal({7})}, 3);
   }
   std::vector<StageT*> ptrs() {

@@ -15,8 +15,10 @@
 ///     {"name": "verify", "input": [{"out": "reason"}], "max_new": 4, "exact": true,
 ///      "interceptors": [{"trace": true}]}],
 ///   "gate": {"starts_with": "PASS"}, "max_cycles": 3, "loop_from": "reason",
-///   "max_request_tokens": 512 }
+///   "max_request_tokens": 512, "name": "qa", "output": "reason" }
 /// ```
+/// "name" and "output" serve `baton serve`: the name clients give as "model" (default: the
+/// file's name without ".json"), and the stage whose text is the answer (default: the last).
 /// Paths are relative to the file (and normalized: "." names the file's folder). Every count
 /// and string is bounded (io::ReadLimits' relay_* fields, docs/security.md): a file may not
 /// ask for 40,000 stages or a billion cycles. Ids may always be given; text fields ("text",
@@ -29,6 +31,7 @@
 /// the order nlohmann::json iterates: sorted).
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -104,6 +107,10 @@ struct RelaySpec {
   int max_cycles = 1;
   std::optional<int> loop_from;
   int max_request_tokens = 512;  ///< sizes each stage's slot (with the outputs it reads)
+  /// "name": what a server calls the relay (unset: the file's stem; served_name()).
+  std::optional<std::string> name;
+  /// "output": the stage whose text is the relay's answer (index; default the last stage).
+  int output_stage = -1;
   /// Requests each stage serves at once: its slots, the pool a batch scheduler
   /// (RuntimeRelay::batched) draws from. Not read from the file: `baton relay --concurrency N`
   /// sets it.
@@ -320,7 +327,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
   detail::known_keys_check(j, src,
                            {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles",
-                            "loop_from", "max_request_tokens"});
+                            "loop_from", "max_request_tokens", "name", "output"});
   const io::FieldReader<> f(j, src);
   RelaySpec spec;
   spec.source = source;
@@ -481,6 +488,20 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   }
   if (f.has("loop_from"))
     spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
+  spec.output_stage = f.has("output")
+                          ? detail::stage_ref(j["output"], names, src + ": output")
+                          : static_cast<int>(names.size()) - 1;
+  if (auto n = f.string("name")) {
+    // A name travels in URLs, JSON and metrics labels: printable ASCII without quotes or
+    // spaces keeps every one of them simple.
+    const std::string name = detail::bounded(*n, bounds.name, src + ": field 'name'");
+    const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return c > ' ' && c < 127 && c != '"' && c != '\\';
+    });
+    BATON_CHECK(plain, config_error, src, ": field 'name' = \"", detail::excerpt(name),
+                "\" must be non-empty printable ASCII without spaces, quotes or backslashes");
+    spec.name = name;
+  }
   if (f.has("gate")) {
     const auto& g = j["gate"];
     const std::string gw = src + ": gate";
@@ -504,6 +525,11 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
         "'gate' to pass after one cycle)");
   }
   return spec;
+}
+
+/// The name a server gives `spec` (its "name", else the file's name without ".json").
+inline std::string served_name(const RelaySpec& spec) {
+  return spec.name.value_or(spec.source.stem().string());
 }
 
 /// config_error unless a tokenizer with `tokenizer_ids` ids (vocabulary and added tokens) fits

@@ -52,6 +52,20 @@ using Ticket = std::uint64_t;
 /// cycle, token). The server streams from it.
 using TokenCallback = std::function<void(Ticket, int, int, std::int32_t)>;
 
+/// Called when one of a request's stage runs ends, after its output went to the relay's cursor:
+/// (ticket, the run: its stage, cycle, ids, stop). A server learns from it when a cycle's output
+/// is final.
+using StageCallback = std::function<void(Ticket, const StageRun&)>;
+
+/// What a caller may attach to one request.
+struct RequestOptions {      // NOLINT: aggregate
+  TokenCallback on_token;    ///< each accepted token, as it is accepted
+  StageCallback on_stage;    ///< each stage run, as it ends
+  int capped_stage = -1;     ///< a stage whose max_new this request lowers (-1: none)
+  int max_new = 0;           ///< that stage's max_new for this request (>= 1; the stage's own
+                             ///< when larger)
+};
+
 /// What one scheduler step did (for tests and benchmarks).
 struct SchedulerStep {
   int rows = 0;    ///< rows in the batched forward
@@ -65,7 +79,13 @@ struct SchedulerStep {
 class BatchedRelay {
  public:
   virtual ~BatchedRelay() = default;
-  virtual Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) = 0;
+  virtual Ticket submit(std::vector<std::int32_t> request, RequestOptions options) = 0;
+  /// submit() with a token callback alone.
+  Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) {
+    RequestOptions o;
+    o.on_token = std::move(on_token);
+    return submit(std::move(request), std::move(o));
+  }
   virtual bool cancel(Ticket t) = 0;
   virtual SchedulerStep step() = 0;
   virtual void run() = 0;
@@ -114,9 +134,17 @@ class RelayScheduler final : public BatchedRelay {
   /// it to its HostContext's pool; unbound, host loops run on OpenMP).
   Workspace<B>& workspace() { return ws_; }
 
+  using BatchedRelay::submit;
+
   /// Accepts `request` (ids). capacity_error when the queue is full (max_queue requests not
-  /// yet finished) or the request is longer than max_request_tokens.
-  Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) override {
+  /// yet finished) or the request is longer than max_request_tokens; usage_error when
+  /// `options` caps a stage that does not exist or to less than one token.
+  Ticket submit(std::vector<std::int32_t> request, RequestOptions options) override {
+    BATON_CHECK(options.capped_stage < static_cast<int>(stages_.size()) &&
+                    (options.capped_stage < 0 || options.max_new >= 1),
+                usage_error, "RelayScheduler: a cap of max_new = ", options.max_new,
+                " on stage ", options.capped_stage, " (the relay has ", stages_.size(),
+                " stages; a cap is >= 1)");
     BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
                 " requests not yet finished); retry after some finish");
@@ -126,7 +154,7 @@ class RelayScheduler final : public BatchedRelay {
                 " tokens exceeds max_request_tokens = ", opt_.max_request_tokens);
     const Ticket t = next_ticket_++;
     auto r = std::make_unique<Request>(t, std::move(request), static_cast<int>(stages_.size()),
-                                       relay_, std::move(on_token));
+                                       relay_, std::move(options));
     order_.push_back(r.get());
     live_.emplace(t, std::move(r));
     return t;
@@ -219,11 +247,11 @@ class RelayScheduler final : public BatchedRelay {
  private:
   struct Request {
     Request(Ticket t, std::vector<std::int32_t> req, int stages, const RelayOptions& relay,
-            TokenCallback cb)
-        : ticket(t), cursor(stages, req, relay), on_token(std::move(cb)), t0(clock::now()) {}
+            RequestOptions opt)
+        : ticket(t), cursor(stages, req, relay), options(std::move(opt)), t0(clock::now()) {}
     Ticket ticket;
     RelayCursor cursor;
-    TokenCallback on_token;
+    RequestOptions options;
     clock::time_point t0;
     bool done = false;
     bool cancelled = false;
@@ -258,7 +286,8 @@ class RelayScheduler final : public BatchedRelay {
           BATON_CHECK(r->input[k] >= 0 && r->input[k] < vocab, usage_error, "stage '", st.name(),
                       "': token id ", r->input[k], " at index ", k,
                       " is outside the vocabulary [0, ", vocab, ")");
-        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot));
+        const int cap = r->options.capped_stage == i ? r->options.max_new : 0;
+        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap));
         free_[static_cast<std::size_t>(i)].pop_back();
         r->stage = i;
         r->slot = slot;
@@ -328,9 +357,9 @@ class RelayScheduler final : public BatchedRelay {
     if (!guard(r, [&] { dec.finish_step(); })) return;
     ++events_;
     const auto& ids = dec.result().ids;
-    if (r->on_token) {
+    if (r->options.on_token) {
       for (; r->seen < ids.size(); ++r->seen)
-        r->on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
+        r->options.on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
     }
     if (dec.done()) end_stage(r);
   }
@@ -341,6 +370,7 @@ class RelayScheduler final : public BatchedRelay {
     r->run.ms = std::chrono::duration<double, std::milli>(clock::now() - r->stage_t0).count();
     release_slot(r);
     r->cursor.record(std::move(r->run), std::move(g));
+    if (r->options.on_stage) r->options.on_stage(r->ticket, r->cursor.result().runs.back());
     if (r->cursor.done()) complete(r);
   }
 

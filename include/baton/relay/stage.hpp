@@ -177,11 +177,16 @@ class Stage final : public StageBase<typename Model::backend> {
 
   /// Starts a request on `slot` whose input of `tokens` ids the caller prefills itself (the
   /// batch scheduler: the session's decoder() takes the forward's row through prefilled()).
-  /// Checks what begin() checks and rewinds the slot to the prefix.
-  session_type open(long long tokens, int slot) {
+  /// Checks what begin() checks and rewinds the slot to the prefix. A `max_new` in
+  /// [1, limits().max_new) lowers this request's max_new (a server's max_tokens); 0 keeps it.
+  session_type open(long long tokens, int slot, int max_new = 0) {
     check_request(tokens, slot);
+    BATON_CHECK(max_new >= 0, usage_error, "stage '", name_, "': max_new cap ", max_new, " < 0");
     cache_.rewind(slot);
-    return session_type(*this, slot);
+    if (max_new == 0 || max_new >= limits_.max_new) return session_type(*this, slot);
+    StageLimits capped = limits_;
+    capped.max_new = max_new;
+    return session_type(*this, slot, std::make_unique<StageLimits>(std::move(capped)));
   }
   /// The cache, writable: the batch scheduler's rows append to its slots.
   Cache& cache_for_batch() { return cache_; }
@@ -309,6 +314,7 @@ class Session {
   Session(Session&& o) noexcept
       : stage_(std::exchange(o.stage_, nullptr)),
         slot_(o.slot_),
+        own_limits_(std::move(o.own_limits_)),
         request_(std::move(o.request_)),
         decoder_(std::move(o.decoder_)) {}
   Session& operator=(Session&&) = delete;
@@ -337,13 +343,17 @@ class Session {
   using Dec = Decoder<typename StageT::model_type, typename StageT::slice_type,
                       typename StageT::cache_type, typename StageT::chain_type>;
 
-  Session(StageT& stage, int slot)
+  /// `limits`: this request's own (a lowered max_new), else the stage's.
+  Session(StageT& stage, int slot, std::unique_ptr<StageLimits> limits = nullptr)
       : stage_(&stage),
         slot_(slot),
+        own_limits_(std::move(limits)),
         request_(std::make_unique<typename StageT::request_state>()),
         decoder_(*stage.model_, stage.slice_, stage.cache_, stage.workspaces_[slot],
-                 KvTarget::in_slot(slot), stage.limits_, stage.chain_,
-                 request_->open(stage.chain_, stage.name_, stage.name_, stage.limits_.max_new,
+                 KvTarget::in_slot(slot), own_limits_ ? *own_limits_ : stage.limits_,
+                 stage.chain_,
+                 request_->open(stage.chain_, stage.name_, stage.name_,
+                                (own_limits_ ? *own_limits_ : stage.limits_).max_new,
                                 stage.branch_states_[slot],
                                 [ws = &stage.workspaces_[slot]](auto& buf, const auto& init) {
                                   store_value(*ws, buf, init);
@@ -362,6 +372,8 @@ class Session {
 
   StageT* stage_;
   int slot_;
+  // A request's own limits live on the heap: the decoder points at them across moves.
+  std::unique_ptr<StageLimits> own_limits_;
   std::unique_ptr<typename StageT::request_state> request_;  // created when the request starts
   Dec decoder_;
 };

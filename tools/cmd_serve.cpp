@@ -1,0 +1,209 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief `baton serve`: relays over HTTP with the OpenAI API (docs/serve.md).
+///
+///   baton serve --config relay.json [--config other.json ...] [--host 127.0.0.1] [--port 8080]
+///               [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]
+///               [--drain-seconds S] [--backend host|cuda] [--threads N] [--bf16-products]
+///
+/// Every request goes through its relay's batch scheduler. SIGTERM or SIGINT: new requests get
+/// 503, those in flight finish (for at most --drain-seconds), then the program exits 0.
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "args.hpp"
+#include "backend_choice.hpp"
+#include "baton/relay/runtime_relay_instances.hpp"  // compiled once, in dispatch/
+#include "baton/text/relay_text.hpp"
+#include "commands.hpp"
+#include "host_choice.hpp"
+#include "relay_setup.hpp"
+#include "serve/server.hpp"
+
+using namespace baton;
+
+namespace {
+
+constexpr int kMaxConcurrency = 1024;
+constexpr int kMaxQueue = 65536;
+
+constexpr std::string_view kUsage =
+    "usage: baton serve --config FILE [--config FILE ...] [--host ADDR] [--port N]\n"
+    "                   [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]\n"
+    "                   [--drain-seconds S] [--backend host|cuda] [--threads N] "
+    "[--bf16-products]\n"
+    "  --config FILE    a relay to serve (JSON, docs/relay.md); clients name it by its \"name\"\n"
+    "                   field, else the file's name without .json; repeat for more relays\n"
+    "  --host ADDR      the address to listen on (default 127.0.0.1: this machine only)\n"
+    "  --port N         the port (default 8080; 0: any free port, printed on start)\n"
+    "  --concurrency N  requests each relay runs at once: slots per stage (default 16)\n"
+    "  --queue N        requests a relay accepts before answering 429 (default 4 x concurrency)\n"
+    "  --api-key KEY    require 'Authorization: Bearer KEY' (default: $BATON_API_KEY if set)\n"
+    "  --max-body BYTES request bodies at most (default 1048576; larger: 413)\n"
+    "  --drain-seconds S  on SIGTERM, how long requests in flight may take (default 30)\n";
+
+struct Args {
+  std::vector<std::string> configs;
+  serve::ServerOptions server;
+  int concurrency = 16;
+  std::optional<int> queue;
+  bool help = false;
+  std::optional<cli::BackendChoice> backend;
+  cli::HostChoice host;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  cli::SeenOptions seen;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("-") && arg != "--config") seen.once(arg);
+    const auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) throw cli::ArgError{std::string(arg) + " needs a value"};
+      return cli::non_empty(arg, argv[++i]);
+    };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+    } else if (arg == "--config") {
+      a.configs.emplace_back(value());
+    } else if (arg == "--host") {
+      a.server.host = value();
+    } else if (arg == "--port") {
+      a.server.port = cli::parse_int<int>(value(), "--port");
+      if (a.server.port < 0 || a.server.port > 65535)
+        throw cli::ArgError{"--port " + std::to_string(a.server.port) + " is outside [0, 65535]"};
+    } else if (arg == "--concurrency") {
+      a.concurrency = cli::parse_int<int>(value(), "--concurrency");
+      if (a.concurrency < 1 || a.concurrency > kMaxConcurrency)
+        throw cli::ArgError{"--concurrency " + std::to_string(a.concurrency) +
+                            " is outside [1, " + std::to_string(kMaxConcurrency) + "]"};
+    } else if (arg == "--queue") {
+      a.queue = cli::parse_int<int>(value(), "--queue");
+      if (*a.queue < 1 || *a.queue > kMaxQueue)
+        throw cli::ArgError{"--queue " + std::to_string(*a.queue) + " is outside [1, " +
+                            std::to_string(kMaxQueue) + "]"};
+    } else if (arg == "--api-key") {
+      a.server.api_key = std::string(value());
+    } else if (arg == "--max-body") {
+      const long long n = cli::parse_int<long long>(value(), "--max-body");
+      if (n < 1024 || n > (1LL << 30))
+        throw cli::ArgError{"--max-body " + std::to_string(n) + " is outside [1024, 2^30]"};
+      a.server.max_body = static_cast<std::size_t>(n);
+    } else if (arg == "--drain-seconds") {
+      const int s = cli::parse_int<int>(value(), "--drain-seconds");
+      if (s < 0 || s > 3600)
+        throw cli::ArgError{"--drain-seconds " + std::to_string(s) + " is outside [0, 3600]"};
+      a.server.drain_seconds = s;
+    } else if (arg == "--backend") {
+      a.backend = cli::parse_backend(value());
+    } else if (cli::parse_host_option(arg, value, a.host)) {
+    } else {
+      throw cli::ArgError{"unknown argument '" + detail::excerpt(arg) + "'"};
+    }
+  }
+  if (a.help) return a;
+  if (a.configs.empty()) throw cli::ArgError{"--config FILE is required"};
+  if (!a.queue) a.queue = std::min(4 * a.concurrency, kMaxQueue);
+  if (*a.queue < a.concurrency)
+    throw cli::ArgError{"--queue " + std::to_string(*a.queue) + " is less than --concurrency " +
+                        std::to_string(a.concurrency)};
+  if (!a.server.api_key) {
+    if (const char* k = std::getenv("BATON_API_KEY"); k && *k) a.server.api_key = std::string(k);
+  }
+  // A connection holds an HTTP thread while its request waits, and between requests while it
+  // is kept alive: the pool covers every request a relay may queue, and more for clients that
+  // are turned away (429), health checks and metrics.
+  a.server.http_threads = *a.queue * static_cast<int>(a.configs.size()) + 32;
+  return a;
+}
+
+std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& a) {
+  RelaySpec spec = load_relay_spec(config);
+  const cli::BackendChoice backend = cli::resolve_relay_backend(a.backend, spec.backend, config);
+  spec.backend = std::string(cli::backend_name(backend));
+  cli::check_host_options(a.host, backend == cli::BackendChoice::host);
+  if (a.host.threads) spec.host.threads = *a.host.threads;
+  if (a.host.bf16_products) spec.host.bf16_products = true;
+  // Requests arrive as text: a tokenizer next to the model is taken when the file names none.
+  std::optional<Tokenizer> tok = cli::relay_tokenizer(spec, config, false, true);
+  if (tok) resolve_text(spec, *tok);
+  spec.slots = a.concurrency;
+  std::unique_ptr<RuntimeRelay> relay;
+#if BATON_CLI_CUDA
+  if (backend == cli::BackendChoice::cuda) relay = cli::build_relay_on_cuda(spec);
+#endif
+  if (!relay) relay = build_relay(spec);
+  for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
+  relay->prewarm();
+  return std::make_unique<serve::ServedRelay>(std::move(spec), std::move(tok), std::move(relay),
+                                              serve::ServeLimits{a.concurrency, *a.queue});
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+  // Signals go to one thread that waits for them (sigwait): blocked here, before any thread
+  // starts, so every thread inherits the mask and no handler (and no global) is needed.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);  // the program's own "stop waiting"
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Args a;
+  try {
+    a = parse_args(argc, argv);
+  } catch (const cli::ArgError& e) {
+    std::cerr << "baton serve: " << e.message << "\n"
+              << kUsage << cli::backend_usage() << cli::host_usage();
+    return 2;
+  }
+  if (a.help) {
+    std::cout << kUsage << cli::backend_usage() << cli::host_usage();
+    return 0;
+  }
+  if (a.backend) (void)cli::resolve_backend(a.backend);
+  std::vector<std::unique_ptr<serve::ServedRelay>> relays;
+  std::string names;
+  try {
+    for (const std::string& c : a.configs) {
+      relays.push_back(load(c, a));
+      for (std::size_t k = 0; k + 1 < relays.size(); ++k)
+        BATON_CHECK(relays[k]->name() != relays.back()->name(), config_error, c,
+                    ": another relay is served as '", relays.back()->name(),
+                    "' (give one a \"name\")");
+      names += (names.empty() ? "" : ", ") + relays.back()->name();
+    }
+  } catch (const cli::ArgError& e) {
+    std::cerr << "baton serve: " << e.message << "\n";
+    return 2;
+  }
+  serve::Server server(std::move(relays), a.server);
+  const int port = server.bind();
+  std::cout << "baton serve: listening on http://" << a.server.host << ":" << port << " ("
+            << names << (a.server.api_key ? "; API key required" : "") << ")" << std::endl;
+
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig == SIGUSR1) return;
+    std::cout << "baton serve: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+              << ": draining requests in flight" << std::endl;
+    server.shutdown();
+  });
+  server.listen();
+  pthread_kill(waiter.native_handle(), SIGUSR1);  // a no-op once the waiter has returned
+  waiter.join();
+  std::cout << "baton serve: stopped" << std::endl;
+  return 0;
+}

@@ -1,0 +1,257 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+#include "openai_api.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include "baton/core/error.hpp"
+
+namespace baton::serve {
+
+namespace {
+
+ApiError bad(std::string param, std::string message, std::string code = "") {
+  ApiError e;
+  e.param = std::move(param);
+  e.message = std::move(message);
+  e.code = std::move(code);
+  return e;
+}
+
+/// A field's value for messages: JSON, cut short.
+std::string shown(const nlohmann::json& v) {
+  return detail::excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+/// Fields every endpoint takes; a sampling field only at its greedy value.
+constexpr std::string_view kCommon[] = {
+    "model", "stream", "stream_options", "max_tokens", "temperature", "top_p", "n", "seed",
+    "user", "presence_penalty", "frequency_penalty", "logprobs", "stop", "logit_bias"};
+constexpr std::string_view kChat[] = {
+    "messages", "max_completion_tokens", "response_format", "tool_choice", "top_logprobs"};
+constexpr std::string_view kCompletion[] = {"prompt", "echo", "suffix",
+                                                                 "best_of"};
+
+bool listed(std::string_view key, std::span<const std::string_view> keys) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+/// A number field that must equal `greedy` (or be null) because only greedy decoding exists.
+void greedy_number(const nlohmann::json& j, const char* key, double greedy, const char* why) {
+  if (!j.contains(key) || j[key].is_null()) return;
+  if (!j[key].is_number())
+    throw bad(key, std::string("'") + key + "' must be a number, got " + shown(j[key]));
+  if (j[key].get<double>() != greedy)
+    throw bad(key, std::string("'") + key + "' = " + shown(j[key]) + " is not supported: " + why);
+}
+
+/// A field that must be absent, null or `allowed`.
+void only_value(const nlohmann::json& j, const char* key, const nlohmann::json& allowed,
+                const char* why) {
+  if (!j.contains(key) || j[key].is_null() || j[key] == allowed) return;
+  throw bad(key, std::string("'") + key + "' = " + shown(j[key]) + " is not supported: " + why);
+}
+
+std::string text_of_content(const nlohmann::json& content, const std::string& where) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array())
+    throw bad(where, "'" + where + "' must be a string or an array of text parts");
+  std::string out;
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    const auto& part = content[i];
+    const std::string pw = where + "[" + std::to_string(i) + "]";
+    if (!part.is_object() || part.value("type", nlohmann::json()) != "text" ||
+        !part.contains("text") || !part["text"].is_string())
+      throw bad(pw, "'" + pw + "' must be {\"type\": \"text\", \"text\": \"...\"} (only text)");
+    out += part["text"].get<std::string>();
+  }
+  return out;
+}
+
+/// The chat request's text: the last user message.
+std::string last_user_message(const nlohmann::json& j) {
+  if (!j.contains("messages")) throw bad("messages", "'messages' is required");
+  const auto& m = j["messages"];
+  if (!m.is_array() || m.empty())
+    throw bad("messages", "'messages' must be a non-empty array of messages");
+  std::optional<std::string> last;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    const std::string w = "messages[" + std::to_string(i) + "]";
+    if (!m[i].is_object() || !m[i].contains("role") || !m[i]["role"].is_string())
+      throw bad(w, "'" + w + "' must be an object with a string 'role'");
+    if (m[i]["role"] != "user") continue;
+    if (!m[i].contains("content")) throw bad(w + ".content", "'" + w + ".content' is required");
+    last = text_of_content(m[i]["content"], w + ".content");
+  }
+  if (!last) throw bad("messages", "'messages' holds no message with role 'user'");
+  return *last;
+}
+
+/// The completion's prompt: a string, one string in an array, or token ids.
+void read_prompt(const nlohmann::json& j, ApiRequest& r) {
+  if (!j.contains("prompt")) throw bad("prompt", "'prompt' is required");
+  const auto& p = j["prompt"];
+  if (p.is_string()) {
+    r.text = p.get<std::string>();
+    return;
+  }
+  const bool one_string = p.is_array() && p.size() == 1 && p[0].is_string();
+  if (one_string) {
+    r.text = p[0].get<std::string>();
+    return;
+  }
+  const nlohmann::json& ids = p.is_array() && p.size() == 1 && p[0].is_array() ? p[0] : p;
+  if (!ids.is_array() || ids.empty())
+    throw bad("prompt", "'prompt' must be a string or token ids (one prompt per request)");
+  std::vector<std::int32_t> v;
+  for (const auto& x : ids) {
+    if (!x.is_number_integer() || x.get<long long>() < 0 || x.get<long long>() >= (1LL << 30))
+      throw bad("prompt", "'prompt' holds " + shown(x) + ", not a token id (one prompt per request)");
+    v.push_back(static_cast<std::int32_t>(x.get<long long>()));
+  }
+  r.ids = std::move(v);
+}
+
+int read_max_tokens(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return 0;
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1LL << 30))
+    throw bad(key, std::string("'") + key + "' must be a positive integer, got " + shown(v));
+  return static_cast<int>(v.get<long long>());
+}
+
+}  // namespace
+
+nlohmann::json error_body(const ApiError& e) {
+  return {{"error",
+           {{"message", e.message},
+            {"type", e.type},
+            {"param", e.param.empty() ? nlohmann::json() : nlohmann::json(e.param)},
+            {"code", e.code.empty() ? nlohmann::json() : nlohmann::json(e.code)}}}};
+}
+
+ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    throw bad("", std::string("the body is not valid JSON: ") + e.what(), "invalid_json");
+  }
+  if (!j.is_object()) throw bad("", "the body must be a JSON object");
+  const bool chat = endpoint == Endpoint::chat;
+  using Keys = std::span<const std::string_view>;
+  const Keys own = chat ? Keys(kChat) : Keys(kCompletion);
+  const Keys other = chat ? Keys(kCompletion) : Keys(kChat);
+  for (const auto& [key, value] : j.items()) {
+    if (listed(key, kCommon) || listed(key, own)) continue;
+    throw bad(key, "unknown field '" + detail::excerpt(key) + "'" +
+                       (listed(key, other)
+                            ? std::string(" for ") + (chat ? "/v1/chat/completions" : "/v1/completions")
+                            : ""),
+              "unknown_parameter");
+  }
+  ApiRequest r;
+  r.endpoint = endpoint;
+  if (!j.contains("model")) throw bad("model", "'model' is required (a relay: GET /v1/models)");
+  if (!j["model"].is_string()) throw bad("model", "'model' must be a string, got " + shown(j["model"]));
+  r.model = j["model"].get<std::string>();
+  if (j.contains("stream") && !j["stream"].is_null()) {
+    if (!j["stream"].is_boolean())
+      throw bad("stream", "'stream' must be true or false, got " + shown(j["stream"]));
+    r.stream = j["stream"].get<bool>();
+  }
+  if (j.contains("stream_options") && !j["stream_options"].is_null()) {
+    const auto& so = j["stream_options"];
+    if (!r.stream) throw bad("stream_options", "'stream_options' applies only with 'stream': true");
+    if (!so.is_object()) throw bad("stream_options", "'stream_options' must be an object");
+    for (const auto& [key, value] : so.items()) {
+      if (key != "include_usage")
+        throw bad("stream_options." + key, "unknown field 'stream_options." + detail::excerpt(key) + "'");
+      if (!value.is_boolean())
+        throw bad("stream_options.include_usage", "'stream_options.include_usage' must be true or false");
+      r.include_usage = value.get<bool>();
+    }
+  }
+  r.max_tokens = read_max_tokens(j, "max_tokens");
+  if (chat && j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null()) {
+    if (r.max_tokens) throw bad("max_completion_tokens", "give 'max_tokens' or 'max_completion_tokens', not both");
+    r.max_tokens = read_max_tokens(j, "max_completion_tokens");
+  }
+  constexpr const char* greedy = "baton decodes greedily (temperature 0) only";
+  greedy_number(j, "temperature", 0.0, greedy);
+  greedy_number(j, "top_p", 1.0, greedy);
+  greedy_number(j, "n", 1.0, "one choice per request");
+  greedy_number(j, "best_of", 1.0, "one choice per request");
+  greedy_number(j, "presence_penalty", 0.0, greedy);
+  greedy_number(j, "frequency_penalty", 0.0, greedy);
+  if (j.contains("seed") && !j["seed"].is_null() && !j["seed"].is_number_integer())
+    throw bad("seed", "'seed' must be an integer (greedy decoding does not use it)");
+  if (j.contains("user") && !j["user"].is_null() && !j["user"].is_string())
+    throw bad("user", "'user' must be a string");
+  only_value(j, "logprobs", chat ? nlohmann::json(false) : nlohmann::json(0),
+             "log probabilities are not returned");
+  only_value(j, "top_logprobs", 0, "log probabilities are not returned");
+  only_value(j, "logit_bias", nlohmann::json::object(), "logit biases are not applied");
+  only_value(j, "stop", nlohmann::json::array(),
+             "stop sequences come from the relay file (each stage's 'stop_text')");
+  only_value(j, "echo", false, "the prompt is not echoed");
+  only_value(j, "suffix", "", "no suffix");
+  only_value(j, "response_format", nlohmann::json{{"type", "text"}},
+             "constrain a stage with its 'grammar' in the relay file");
+  only_value(j, "tool_choice", "none", "tools are not supported");
+  if (chat) {
+    r.text = last_user_message(j);
+  } else {
+    read_prompt(j, r);
+  }
+  return r;
+}
+
+nlohmann::json usage_body(const Answer& a) {
+  return {{"prompt_tokens", a.prompt_tokens},
+          {"completion_tokens", a.completion_tokens},
+          {"total_tokens", a.prompt_tokens + a.completion_tokens}};
+}
+
+nlohmann::json response_body(const ApiRequest& req, const std::string& id, long long created,
+                             const Answer& a) {
+  const bool chat = req.endpoint == Endpoint::chat;
+  nlohmann::json choice = {{"index", 0}, {"finish_reason", a.finish_reason}, {"logprobs", nullptr}};
+  if (chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", a.text}};
+  } else {
+    choice["text"] = a.text;
+  }
+  return {{"id", id},
+          {"object", chat ? "chat.completion" : "text_completion"},
+          {"created", created},
+          {"model", req.model},
+          {"choices", nlohmann::json::array({std::move(choice)})},
+          {"usage", usage_body(a)},
+          {"baton", a.baton}};
+}
+
+nlohmann::json chunk_body(const ApiRequest& req, const std::string& id, long long created,
+                          const std::string& delta, const std::string* finish) {
+  const bool chat = req.endpoint == Endpoint::chat;
+  nlohmann::json choice = {{"index", 0},
+                           {"finish_reason", finish ? nlohmann::json(*finish) : nlohmann::json()},
+                           {"logprobs", nullptr}};
+  if (chat) {
+    choice["delta"] = finish ? nlohmann::json::object() : nlohmann::json{{"content", delta}};
+  } else {
+    choice["text"] = delta;
+  }
+  return {{"id", id},
+          {"object", chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", created},
+          {"model", req.model},
+          {"choices", nlohmann::json::array({std::move(choice)})}};
+}
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace baton::serve

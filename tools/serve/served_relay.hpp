@@ -1,0 +1,115 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief One relay as the server runs it: the pre-warmed relay, its batch scheduler, and the
+///        thread that steps it. HTTP threads submit requests and wait on their Job; only the
+///        stepping thread runs the model.
+///
+/// Threads: the scheduler is not thread-safe, so one mutex guards it; the stepping thread holds
+/// it for a step (submit and cancel wait at most one step). The scheduler's callbacks run on
+/// the stepping thread and only copy into the request's Job, under the Job's own mutex.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baton/relay/config.hpp"
+#include "baton/relay/runtime_relay_on.hpp"
+#include "baton/text/tokenizer.hpp"
+
+namespace baton::serve {
+
+/// A request in flight, as its HTTP handler sees it. Everything is guarded by `mutex`.
+struct Job {
+  std::mutex mutex;
+  std::condition_variable changed;
+  /// The output stage's ids of its latest run so far, and that run's cycle (0: none yet).
+  std::vector<std::int32_t> output;
+  int output_cycle = 0;
+  /// Whether that run is the answer for certain (it cannot be run again: the relay's last
+  /// cycle, or a stage before the loop): only then may a stream send it as it grows.
+  bool output_final = false;
+  /// The output run's ids once it ended (stop ids and interceptors' trims applied).
+  std::optional<std::vector<std::int32_t>> output_ended;
+  std::optional<RelayResult> result;  ///< set once, when the relay ends
+  std::uint64_t version = 0;          ///< bumped by every change (a waiter's "anything new?")
+  std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
+  Ticket ticket = 0;
+};
+
+/// Limits of one served relay.
+struct ServeLimits {  // NOLINT: aggregate
+  int concurrency = 16;  ///< slots per stage: requests whose stages run at once
+  int queue = 64;        ///< requests accepted and not finished, at most (then 429)
+};
+
+/// What the stepping thread has done, for /metrics.
+struct RelayCounters {
+  long long steps = 0;
+  long long rows = 0;       ///< rows over all steps
+  int last_rows = 0;        ///< rows in the latest step
+  int pending = 0;          ///< requests accepted and not finished
+};
+
+class ServedRelay {
+ public:
+  /// Serves `relay` (built from `spec` with `limits.concurrency` slots per stage, pre-warmed)
+  /// and starts its stepping thread.
+  ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
+              std::unique_ptr<RuntimeRelay> relay, ServeLimits limits);
+  ~ServedRelay();
+  ServedRelay(const ServedRelay&) = delete;
+  ServedRelay& operator=(const ServedRelay&) = delete;
+
+  const std::string& name() const { return name_; }
+  const RelaySpec& spec() const { return spec_; }
+  const std::optional<Tokenizer>& tokenizer() const { return tokenizer_; }
+  const RuntimeRelay& relay() const { return *relay_; }
+  const ServeLimits& limits() const { return limits_; }
+  int output_stage() const { return spec_.output_stage; }
+  /// The output stage's own max_new (a request's max_tokens may only lower it).
+  int output_max_new() const {
+    return spec_.stages[static_cast<std::size_t>(output_stage())].max_new;
+  }
+
+  /// Accepts `ids`, capping the output stage at `max_new` (0: its own). capacity_error when
+  /// `queue` requests are already in flight.
+  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, int max_new);
+  /// Ends `job` at the next step (a client that went away); its result says "cancelled".
+  void cancel(const Job& job);
+  /// Cancels every request in flight (a shutdown past its deadline).
+  void cancel_all();
+  RelayCounters counters() const;
+  /// Stops the stepping thread (requests still in flight end as cancelled).
+  void stop();
+
+ private:
+  void step_loop();
+  /// Whether the output run of `cycle` can never be repeated.
+  bool final_cycle(int cycle) const;
+
+  RelaySpec spec_;
+  std::optional<Tokenizer> tokenizer_;
+  std::string name_;
+  std::unique_ptr<RuntimeRelay> relay_;
+  std::unique_ptr<BatchedRelay> scheduler_;
+  ServeLimits limits_;
+  int loop_from_ = 0;
+
+  mutable std::mutex mutex_;  // the scheduler, jobs_, counters_, stopping_
+  std::condition_variable work_;
+  std::map<Ticket, std::shared_ptr<Job>> jobs_;
+  RelayCounters counters_;
+  bool stopping_ = false;
+  std::thread stepper_;
+};
+
+}  // namespace baton::serve

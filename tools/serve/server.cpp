@@ -1,0 +1,450 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+#include "server.hpp"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+#include <utility>
+
+#include "baton/text/utf8.hpp"
+
+namespace baton::serve {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+/// How long a stream waits for news before it writes a comment line: the write is how a
+/// client that went away is noticed (its rows and slot are then freed).
+constexpr auto kStreamPoll = std::chrono::milliseconds(100);
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(dump(error_body(e)), "application/json");
+}
+
+ApiError server_error(int status, std::string message, std::string code = "") {
+  ApiError e;
+  e.status = status;
+  e.type = status == 429 ? "rate_limit_error" : "server_error";
+  e.message = std::move(message);
+  e.code = std::move(code);
+  return e;
+}
+
+/// Equal strings in time that does not depend on where they differ (the API key).
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned>(a[i]) ^ static_cast<unsigned>(b.empty() ? 0 : b[i % b.size()]);
+  return diff == 0;
+}
+
+double seconds_since(clock::time_point t0) {
+  return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+/// The output stage's latest run in `r` (none when the relay failed before it ran).
+const StageRun* output_run(const RelayResult& r, int stage) {
+  for (auto it = r.runs.rbegin(); it != r.runs.rend(); ++it)
+    if (it->stage == stage) return &*it;
+  return nullptr;
+}
+
+}  // namespace
+
+Server::Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions opt)
+    : relays_(std::move(relays)), opt_(std::move(opt)), http_(std::make_unique<httplib::Server>()) {
+  started_ = static_cast<long long>(std::time(nullptr));
+  const int threads = std::max(opt_.http_threads, 4);
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  http_->set_payload_max_length(opt_.max_body);
+  http_->set_keep_alive_max_count(1000);
+  routes();
+}
+
+Server::~Server() {
+  http_->stop();
+  for (auto& r : relays_) r->stop();
+}
+
+int Server::bind() {
+  int port = opt_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(opt_.host);
+    BATON_CHECK(port > 0, io_error, "baton serve: cannot bind ", opt_.host, " (any port)");
+  } else {
+    BATON_CHECK(http_->bind_to_port(opt_.host, port), io_error, "baton serve: cannot bind ",
+                opt_.host, ":", port, " (in use, or not an address of this machine)");
+  }
+  return port;
+}
+
+void Server::listen() { http_->listen_after_bind(); }
+
+void Server::shutdown() {
+  if (draining_.exchange(true)) return;
+  const auto deadline = clock::now() + std::chrono::duration<double>(opt_.drain_seconds);
+  while (in_flight_.load() > 0 && clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (in_flight_.load() > 0) {
+    // Past the deadline: what is left ends as cancelled (its clients get an error), quickly.
+    for (auto& r : relays_) r->cancel_all();
+    const auto grace = clock::now() + std::chrono::seconds(5);
+    while (in_flight_.load() > 0 && clock::now() < grace)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  http_->stop();
+}
+
+ServedRelay* Server::find(const std::string& model) const {
+  for (const auto& r : relays_)
+    if (r->name() == model) return r.get();
+  return nullptr;
+}
+
+std::vector<const ServedRelay*> Server::relay_list() const {
+  std::vector<const ServedRelay*> v;
+  for (const auto& r : relays_) v.push_back(r.get());
+  return v;
+}
+
+std::string Server::next_id(Endpoint ep) {
+  return std::string(ep == Endpoint::chat ? "chatcmpl-" : "cmpl-") + "baton-" +
+         std::to_string(++ids_);
+}
+
+void Server::routes() {
+  httplib::Server& h = *http_;
+  // The API key guards everything but /health (a load balancer's probe carries no key).
+  h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!opt_.api_key || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string_view bearer = "Bearer ";
+    if (auth.size() > bearer.size() && auth.starts_with(bearer) &&
+        same_secret(std::string_view(auth).substr(bearer.size()), *opt_.api_key))
+      return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e;
+    e.status = 401;
+    e.message = auth.empty() ? "no API key: send 'Authorization: Bearer <key>'"
+                             : "the API key is not valid";
+    e.code = "invalid_api_key";
+    send_error(res, e);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Errors httplib answers itself (no route, a body over the limit) get an error object too.
+  h.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
+                                                              httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e;
+    e.status = res.status;
+    if (res.status == 413) {
+      e.message = "the request body is larger than the server's limit (--max-body)";
+      e.code = "body_too_large";
+    } else if (res.status == 404) {
+      e.message = "no endpoint " + req.method + " " + detail::excerpt(req.path);
+      e.code = "unknown_url";
+    } else {
+      e.type = res.status >= 500 ? "server_error" : "invalid_request_error";
+      e.message = "HTTP " + std::to_string(res.status);
+    }
+    send_error(res, e);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  h.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    relay_endpoint(req, res, Endpoint::chat);
+  });
+  h.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    relay_endpoint(req, res, Endpoint::completion);
+  });
+  h.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json data = nlohmann::json::array();
+    for (const auto& r : relays_) {
+      nlohmann::json stages = nlohmann::json::array();
+      for (const std::string& s : r->relay().stage_names()) stages.push_back(s);
+      data.push_back({{"id", r->name()},
+                      {"object", "model"},
+                      {"created", started_},
+                      {"owned_by", "baton"},
+                      {"baton",
+                       {{"stages", stages},
+                        {"output", r->spec().stages[static_cast<std::size_t>(r->output_stage())].name},
+                        {"max_request_tokens", r->spec().max_request_tokens},
+                        {"max_tokens", r->output_max_new()},
+                        {"concurrency", r->limits().concurrency},
+                        {"queue", r->limits().queue},
+                        {"backend", r->relay().backend_name()},
+                        {"file", r->spec().source.string()}}}});
+    }
+    res.set_content(dump({{"object", "list"}, {"data", data}}), "application/json");
+  });
+  h.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ok = !draining_.load();
+    res.status = ok ? 200 : 503;
+    res.set_content(dump({{"status", ok ? "ok" : "draining"}, {"relays", relays_.size()}}),
+                    "application/json");
+  });
+  h.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.render(relay_list()), "text/plain; version=0.0.4");
+  });
+}
+
+Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
+                         int prompt_tokens) const {
+  Answer a;
+  a.prompt_tokens = prompt_tokens;
+  const std::optional<Tokenizer>& tok = relay.tokenizer();
+  const auto text = [&](const std::vector<std::int32_t>& ids) {
+    return tok ? tok->decode_known(ids) : std::string();
+  };
+  nlohmann::json stages = nlohmann::json::array();
+  long long generated = 0;
+  for (const StageRun& s : result.runs) {
+    generated += static_cast<long long>(s.ids.size());
+    nlohmann::json j = {{"name", s.name},         {"cycle", s.cycle},
+                        {"tokens", s.ids.size()}, {"input_tokens", s.input_tokens},
+                        {"stopped", s.stopped},   {"ms", s.ms}};
+    if (tok) {
+      j["text"] = text(s.ids);
+    } else {
+      j["ids"] = s.ids;
+    }
+    stages.push_back(std::move(j));
+  }
+  if (const StageRun* out = output_run(result, relay.output_stage())) {
+    a.text = text(out->ids);
+    a.completion_tokens = static_cast<int>(out->ids.size());
+    a.finish_reason = out->stopped ? "stop" : "length";
+  } else {
+    a.finish_reason = "stop";
+  }
+  a.baton = {{"verdict", verdict_name(result.verdict)},
+             {"cycles", result.cycles},
+             {"total_ms", result.total_ms},
+             {"output_stage", relay.spec().stages[static_cast<std::size_t>(relay.output_stage())].name},
+             {"generated_tokens", generated},
+             {"stages", std::move(stages)}};
+  return a;
+}
+
+void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res, Endpoint ep) {
+  const auto t0 = clock::now();
+  ++in_flight_;
+  // Decremented when the answer is complete: here, or by a stream's end.
+  struct Leave {
+    std::atomic<int>* n;
+    ~Leave() {
+      if (n) --*n;
+    }
+  } leave{&in_flight_};
+  std::string model;
+  try {
+    if (draining_.load())
+      throw server_error(503, "the server is shutting down; retry on another instance",
+                         "shutting_down");
+    const ApiRequest r = parse_request(req.body, ep);
+    ServedRelay* relay = find(r.model);
+    if (!relay) {
+      ApiError e;
+      e.status = 404;
+      e.param = "model";
+      e.code = "model_not_found";
+      e.message = "the model '" + detail::excerpt(r.model) +
+                  "' does not exist: GET /v1/models lists the relays served";
+      throw e;
+    }
+    model = r.model;
+    const char* prompt_field = ep == Endpoint::chat ? "messages" : "prompt";
+    std::vector<std::int32_t> ids;
+    if (r.text) {
+      if (!relay->tokenizer()) {
+        ApiError e;
+        e.param = prompt_field;
+        e.message = "relay '" + model + "' has no tokenizer: send the prompt as token ids";
+        throw e;
+      }
+      ids = relay->tokenizer()->encode(*r.text);
+    } else {
+      ids = *r.ids;
+    }
+    const auto bad_prompt = [&](std::string message, std::string code = "") {
+      ApiError e;
+      e.param = prompt_field;
+      e.message = std::move(message);
+      e.code = std::move(code);
+      return e;
+    };
+    if (ids.empty()) throw bad_prompt("the request is empty");
+    const int cap = relay->spec().max_request_tokens;
+    if (static_cast<long long>(ids.size()) > cap)
+      throw bad_prompt("the request is " + std::to_string(ids.size()) +
+                           " tokens; relay '" + model + "' takes at most " + std::to_string(cap) +
+                           " (its max_request_tokens)",
+                       "context_length_exceeded");
+    const int vocab = relay->relay().config().vocab_size;
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      if (ids[k] >= vocab)
+        throw bad_prompt("token id " + std::to_string(ids[k]) + " at index " + std::to_string(k) +
+                         " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    std::shared_ptr<Job> job;
+    try {
+      job = relay->submit(ids, std::min(r.max_tokens, relay->output_max_new()));
+    } catch (const capacity_error& e) {
+      throw draining_.load() ? server_error(503, e.what(), "shutting_down")
+                             : server_error(429,
+                                            "relay '" + model + "' has " +
+                                                std::to_string(relay->limits().queue) +
+                                                " requests in flight (its queue is full); retry "
+                                                "later",
+                                            "queue_full");
+    }
+    if (r.stream) {
+      leave.n = nullptr;  // the stream's end decrements in_flight_
+      answer_streamed(r, *relay, std::move(job), static_cast<int>(ids.size()), res, t0);
+      metrics_.request(model, 200);
+      return;
+    }
+    answer_now(r, *relay, job, static_cast<int>(ids.size()), res, t0);
+  } catch (const ApiError& e) {
+    send_error(res, e);
+  } catch (const baton::error& e) {
+    send_error(res, server_error(500, e.what()));
+  }
+  metrics_.request(model, res.status);
+}
+
+void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shared_ptr<Job>& job,
+                        int prompt_tokens, httplib::Response& res, clock::time_point t0) {
+  RelayResult result;
+  {
+    std::unique_lock lock(job->mutex);
+    job->changed.wait(lock, [&] { return job->result.has_value(); });
+    result = std::move(*job->result);
+  }
+  if (result.verdict == Verdict::error)
+    throw server_error(500, "relay '" + relay.name() + "' failed: " + result.error, "relay_error");
+  const Answer a = answer_of(relay, result, prompt_tokens);
+  res.set_content(dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a)),
+                  "application/json");
+  metrics_.finished(relay.name(), seconds_since(t0), -1, a.prompt_tokens, a.completion_tokens,
+                    a.baton["generated_tokens"].get<long long>());
+}
+
+namespace {
+
+/// A stream's progress: what it has sent of the answer.
+struct StreamState {
+  ApiRequest request;
+  std::string id;
+  long long created = 0;
+  int prompt_tokens = 0;
+  clock::time_point t0;
+  std::shared_ptr<Job> job;
+  std::string sent;         ///< answer text sent so far
+  bool began = false;       ///< the first chunk (the chat role) is out
+  bool finished = false;    ///< [DONE] is out
+  double ttft = -1;         ///< seconds to the first answer text sent
+  std::uint64_t seen = 0;   ///< the job's version last looked at
+};
+
+std::string sse(const nlohmann::json& j) { return "data: " + dump(j) + "\n\n"; }
+
+}  // namespace
+
+void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::shared_ptr<Job> job,
+                             int prompt_tokens, httplib::Response& res, clock::time_point t0) {
+  auto st = std::make_shared<StreamState>();
+  st->request = r;
+  st->id = next_id(r.endpoint);
+  st->created = static_cast<long long>(std::time(nullptr));
+  st->prompt_tokens = prompt_tokens;
+  st->t0 = t0;
+  st->job = std::move(job);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, st, &relay](std::size_t, httplib::DataSink& sink) {
+        std::string out;
+        const bool first = !st->began;
+        if (first) {
+          st->began = true;
+          if (st->request.endpoint == Endpoint::chat) {
+            nlohmann::json first = chunk_body(st->request, st->id, st->created, "");
+            first["choices"][0]["delta"] = {{"role", "assistant"}, {"content", ""}};
+            out += sse(first);
+          }
+        }
+        // What may be sent now: the answer's text so far, as far as it is certain.
+        std::optional<RelayResult> result;
+        std::string text;
+        bool idle = false;  // nothing changed for a whole poll
+        {
+          std::unique_lock lock(st->job->mutex);
+          Job& j = *st->job;
+          if (!first)
+            idle = !j.changed.wait_for(lock, kStreamPoll, [&] { return j.version != st->seen; });
+          st->seen = j.version;
+          const std::optional<Tokenizer>& tok = relay.tokenizer();
+          if (j.result) {
+            result = std::move(j.result);
+          } else if (j.output_final && tok) {
+            // A run that cannot be repeated: its ids so far, less an unfinished character.
+            text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
+            if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
+          }
+        }
+        Answer a;
+        if (result) {
+          if (result->verdict != Verdict::error) {
+            a = answer_of(relay, *result, st->prompt_tokens);
+            text = a.text;
+          }
+        }
+        // Only text that extends what was sent goes out (a stream cannot take text back).
+        if (text.size() > st->sent.size() && text.starts_with(st->sent)) {
+          out += sse(chunk_body(st->request, st->id, st->created, text.substr(st->sent.size())));
+          st->sent = text;
+          if (st->ttft < 0) st->ttft = seconds_since(st->t0);
+        }
+        if (result) {
+          if (result->verdict == Verdict::error) {
+            out += sse(error_body(server_error(500, "relay '" + relay.name() + "' failed: " +
+                                                        result->error, "relay_error")));
+          } else {
+            nlohmann::json last =
+                chunk_body(st->request, st->id, st->created, "", &a.finish_reason);
+            last["baton"] = a.baton;
+            out += sse(last);
+            if (st->request.include_usage) {
+              nlohmann::json u = chunk_body(st->request, st->id, st->created, "");
+              u["choices"] = nlohmann::json::array();
+              u["usage"] = usage_body(a);
+              out += sse(u);
+            }
+            metrics_.finished(relay.name(), seconds_since(st->t0), st->ttft, a.prompt_tokens,
+                              a.completion_tokens, a.baton["generated_tokens"].get<long long>());
+          }
+          out += "data: [DONE]\n\n";
+          st->finished = true;
+        }
+        // Nothing new for a while: a comment line, which clients ignore; writing it is how a
+        // client that went away is noticed. (Other news, such as a run the gate may still
+        // reject, sends nothing.)
+        if (out.empty() && !idle) return true;
+        if (out.empty()) out = ": waiting\n\n";
+        if (!sink.write(out.data(), out.size())) return false;
+        if (st->finished) sink.done();
+        return true;
+      },
+      [this, st, &relay](bool) {
+        // The stream ended: whole, or because the client went away (then its rows and slot
+        // are freed at the next step).
+        if (!st->finished) relay.cancel(*st->job);
+        --in_flight_;
+      });
+}
+
+}  // namespace baton::serve

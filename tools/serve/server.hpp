@@ -1,0 +1,83 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The HTTP side of `baton serve` (cpp-httplib): routes, the API key, errors as OpenAI
+///        error objects, streamed answers, and the graceful shutdown. docs/serve.md describes
+///        what a client sees.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics.hpp"
+#include "openai_api.hpp"
+#include "served_relay.hpp"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace baton::serve {
+
+struct ServerOptions {  // NOLINT: aggregate
+  std::string host = "127.0.0.1";
+  int port = 8080;                      ///< 0: any free port (listen() reports it)
+  std::optional<std::string> api_key;   ///< Bearer key every /v1 and /metrics request needs
+  std::size_t max_body = 1 << 20;       ///< request body bytes at most (then 413)
+  int http_threads = 96;                ///< HTTP worker threads (connections served at once)
+  double drain_seconds = 30;            ///< how long a shutdown waits for requests in flight
+};
+
+class Server {
+ public:
+  Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions opt);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds the listening socket; returns the port (the one asked for, or the free one chosen
+  /// for port 0). io_error when it cannot bind.
+  int bind();
+  /// Serves until shutdown() has drained the requests in flight.
+  void listen();
+  /// Stops taking requests (new ones get 503), waits up to drain_seconds for those in flight
+  /// to finish, cancels what is left, then ends listen(). Any thread may call it once.
+  void shutdown();
+
+ private:
+  void routes();
+  void relay_endpoint(const httplib::Request& req, httplib::Response& res, Endpoint ep);
+  /// Waits for `job` and answers in one response.
+  void answer_now(const ApiRequest& r, ServedRelay& relay, const std::shared_ptr<Job>& job,
+                  int prompt_tokens, httplib::Response& res,
+                  std::chrono::steady_clock::time_point t0);
+  /// Answers with Server-Sent Events: the output stage's text as it becomes certain (as it is
+  /// generated, in a run that cannot be repeated; a run the gate may still reject is held
+  /// until the relay ends), then the finish chunk with the baton extension, usage, [DONE].
+  void answer_streamed(const ApiRequest& r, ServedRelay& relay, std::shared_ptr<Job> job,
+                       int prompt_tokens, httplib::Response& res,
+                       std::chrono::steady_clock::time_point t0);
+  ServedRelay* find(const std::string& model) const;
+  std::vector<const ServedRelay*> relay_list() const;
+  std::string next_id(Endpoint ep);
+  /// The answer of a finished relay: text, finish reason, usage, the baton extension.
+  Answer answer_of(const ServedRelay& relay, const RelayResult& result, int prompt_tokens) const;
+
+  std::vector<std::unique_ptr<ServedRelay>> relays_;
+  ServerOptions opt_;
+  std::unique_ptr<httplib::Server> http_;
+  Metrics metrics_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int> in_flight_{0};  ///< relay requests not yet answered in full
+  std::atomic<long long> ids_{0};
+  long long started_ = 0;  ///< unix time, for /v1/models' "created"
+};
+
+}  // namespace baton::serve
