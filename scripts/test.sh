@@ -36,6 +36,8 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
   ( "$baton_root/scripts/pyenv.sh" >"$build_dir/pyenv.reference" 2>"$pyenv_log.reference" || true ) &
   ( "$baton_root/scripts/pyenv.sh" tests/grammar/requirements.txt >"$build_dir/pyenv.grammar" \
       2>"$pyenv_log.grammar" || true ) &
+  ( "$baton_root/scripts/pyenv.sh" tests/serve/requirements.txt >"$build_dir/pyenv.serve" \
+      2>"$pyenv_log.serve" || true ) &
 fi
 
 # BATON_TEST_LABEL=L builds only what the tests labelled L need (target baton_L_tests) and runs
@@ -50,26 +52,28 @@ cmake --build "$build_dir" --parallel "$baton_jobs" ${label:+--target "baton_${l
 if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
   baton_say "reference python (scripts/pyenv.sh)"
   wait
-  if py=$(cat "$build_dir/pyenv.reference") && [ -n "$py" ]; then
-    export BATON_REFERENCE_PYTHON=$py
-    echo "BATON_REFERENCE_PYTHON=$py"
-  else
-    cat "$pyenv_log.reference"
-    echo "scripts/test.sh: no reference python; the transformers/tokenizers comparisons will skip"
-  fi
+  # Each environment's python in a variable the tests read; a test skips without its own.
+  use_pyenv() {  # NAME VARIABLE WHAT-SKIPS
+    local py
+    if py=$(cat "$build_dir/pyenv.$1") && [ -n "$py" ]; then
+      export "$2=$py"
+      echo "$2=$py"
+    else
+      cat "$pyenv_log.$1"
+      echo "scripts/test.sh: no $1 environment; $3 will skip"
+    fi
+  }
+  use_pyenv reference BATON_REFERENCE_PYTHON "the transformers/tokenizers comparisons"
   # llguidance, the grammar tests' reference for token masks (its own small environment).
-  if py=$(cat "$build_dir/pyenv.grammar") && [ -n "$py" ]; then
-    export BATON_GRAMMAR_PYTHON=$py
-    echo "BATON_GRAMMAR_PYTHON=$py"
-  else
-    cat "$pyenv_log.grammar"
-    echo "scripts/test.sh: no llguidance; the grammar mask comparisons will skip"
-  fi
+  use_pyenv grammar BATON_GRAMMAR_PYTHON "the grammar mask comparisons"
+  # The openai client, the server tests' real client (its own small environment).
+  use_pyenv serve BATON_SERVE_PYTHON "the server tests"
 fi
 
 baton_say "test"
 # BATON_CTEST_JUNIT=FILE also writes the results as JUnit XML (.ci/run's summary reads it).
+# The 10,000-request soak (label soak) runs only when asked for: BATON_TEST_LABEL=soak.
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs" \
-  ${label:+-L "$label"} ${BATON_CTEST_JUNIT:+--output-junit "$BATON_CTEST_JUNIT"}
+  ${label:+-L "$label"} ${label:--LE soak} ${BATON_CTEST_JUNIT:+--output-junit "$BATON_CTEST_JUNIT"}
 
 baton_say "scripts/test.sh: all tests passed ($preset preset, $((SECONDS - start)) s)"

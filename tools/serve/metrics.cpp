@@ -29,6 +29,11 @@ void Metrics::finished(const std::string& model, double latency_s, double ttft_s
   m.generated += generated;
 }
 
+void Metrics::disconnected(const std::string& model) {
+  const std::lock_guard lock(mutex_);
+  ++disconnected_[model];
+}
+
 namespace {
 
 /// Relay names are printable ASCII without quotes or backslashes (config.hpp checks "name";
@@ -66,6 +71,11 @@ std::string Metrics::render(const std::vector<const ServedRelay*>& relays) const
   for (const auto& [key, n] : requests_)
     o << "baton_requests_total{model=\"" << label(key.first) << "\",status=\"" << key.second
       << "\"} " << n << "\n";
+  o << "# HELP baton_disconnects_total Streams whose client went away before the end (the "
+       "request was cancelled, its rows and slot freed).\n"
+       "# TYPE baton_disconnects_total counter\n";
+  for (const auto& [model, n] : disconnected_)
+    o << "baton_disconnects_total{model=\"" << label(model) << "\"} " << n << "\n";
   o << "# HELP baton_tokens_total Tokens of finished requests: the request (prompt), the "
        "answer (completion), and every stage's output (generated).\n"
        "# TYPE baton_tokens_total counter\n";

@@ -35,6 +35,8 @@ class Metrics {
   /// streamed), and its tokens.
   void finished(const std::string& model, double latency_s, double ttft_s, long long prompt,
                 long long completion, long long generated);
+  /// A streamed request whose client went away before its end (its rows were freed).
+  void disconnected(const std::string& model);
   /// The whole exposition, with each relay's live counters.
   std::string render(const std::vector<const ServedRelay*>& relays) const;
 
@@ -46,6 +48,7 @@ class Metrics {
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, long long> requests_;
   std::map<std::string, PerModel> models_;
+  std::map<std::string, long long> disconnected_;
 };
 
 }  // namespace baton::serve

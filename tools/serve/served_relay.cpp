@@ -17,7 +17,7 @@ ServedRelay::ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
   loop_from_ = spec_.loop_from.value_or(stages > 1 ? 1 : 0);
   SchedulerOptions opt;
   opt.max_rows = limits_.concurrency * stages;
-  opt.max_queue = limits_.queue;
+  opt.max_queue = limits_.queue;  // never reached: submit() refuses first
   opt.max_request_tokens = spec_.max_request_tokens;
   scheduler_ = relay_->batched(opt);
   stepper_ = std::thread([this] { step_loop(); });
@@ -74,90 +74,125 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
     o.max_new = max_new;
   }
   {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(inbox_mutex_);
     BATON_CHECK(!stopping_, capacity_error, "the server is shutting down");
-    job->ticket = scheduler_->submit(std::move(ids), std::move(o));
-    jobs_.emplace(job->ticket, job);
-    counters_.pending = scheduler_->pending();
+    BATON_CHECK(counters_.pending < limits_.queue, capacity_error, "relay '", name_,
+                "': the queue is full (", limits_.queue, " requests in flight)");
+    ++counters_.pending;
+    arrivals_.push_back({job, std::move(ids), std::move(o)});
   }
   work_.notify_one();
   return job;
 }
 
-void ServedRelay::cancel(const Job& job) {
+void ServedRelay::cancel(std::shared_ptr<Job> job) {
   {
-    const std::lock_guard lock(mutex_);
-    scheduler_->cancel(job.ticket);
+    const std::lock_guard lock(inbox_mutex_);
+    cancels_.push_back(std::move(job));
   }
   work_.notify_one();
 }
 
 void ServedRelay::cancel_all() {
   {
-    const std::lock_guard lock(mutex_);
-    for (const auto& [ticket, job] : jobs_) scheduler_->cancel(ticket);
+    const std::lock_guard lock(inbox_mutex_);
+    cancel_everything_ = true;
   }
   work_.notify_one();
 }
 
 RelayCounters ServedRelay::counters() const {
-  const std::lock_guard lock(mutex_);
+  const std::lock_guard lock(inbox_mutex_);
   return counters_;
 }
 
 void ServedRelay::stop() {
   {
-    const std::lock_guard lock(mutex_);
-    if (stopping_ && !stepper_.joinable()) return;
+    const std::lock_guard lock(inbox_mutex_);
     stopping_ = true;
-    for (const auto& [ticket, job] : jobs_) scheduler_->cancel(ticket);
+    cancel_everything_ = true;
   }
   work_.notify_one();
   if (stepper_.joinable()) stepper_.join();
 }
 
+void ServedRelay::finish(Job& job, RelayResult result) {
+  {
+    const std::lock_guard jl(job.mutex);
+    if (!job.result) job.result = std::move(result);
+    ++job.version;
+  }
+  job.changed.notify_all();
+  const std::lock_guard lock(inbox_mutex_);
+  --counters_.pending;
+}
+
 void ServedRelay::step_loop() {
-  std::unique_lock lock(mutex_);
   for (;;) {
-    work_.wait(lock, [&] { return stopping_ || !scheduler_->idle(); });
-    if (scheduler_->idle()) return;  // stopping, and every request has ended
+    std::vector<Arrival> arrived;
+    std::vector<std::shared_ptr<Job>> cancelled;
+    bool everything = false;
+    {
+      std::unique_lock lock(inbox_mutex_);
+      work_.wait(lock, [&] {
+        return stopping_ || cancel_everything_ || !arrivals_.empty() || !cancels_.empty() ||
+               !scheduler_->idle();
+      });
+      if (stopping_ && arrivals_.empty() && scheduler_->idle()) return;
+      arrived.swap(arrivals_);
+      cancelled.swap(cancels_);
+      everything = std::exchange(cancel_everything_, false);
+    }
+    for (Arrival& a : arrived) {
+      try {
+        a.job->ticket = scheduler_->submit(std::move(a.ids), std::move(a.options));
+        jobs_.emplace(a.job->ticket, a.job);
+      } catch (const std::exception& e) {
+        RelayResult r;
+        r.verdict = Verdict::error;
+        r.error = e.what();
+        finish(*a.job, std::move(r));
+      }
+    }
+    // A job's ticket is set above, before any cancellation of it is taken in.
+    for (const auto& j : cancelled)
+      if (j->ticket) scheduler_->cancel(j->ticket);
+    if (everything)
+      for (const auto& [ticket, job] : jobs_) scheduler_->cancel(ticket);
+    if (scheduler_->idle()) continue;
     SchedulerStep s;
     try {
       s = scheduler_->step();
     } catch (const std::exception& e) {
       // The scheduler ends a failing request alone; anything escaping it is a fault of the
-      // whole batch: end every request with it rather than spin.
-      // (Their tickets stay in jobs_ until the scheduler hands the cancelled results over.)
+      // whole batch: every request ends with it (their tickets are cancelled, and dropped when
+      // the scheduler hands the cancelled results over).
       for (auto& [ticket, job] : jobs_) {
-        RelayResult r;
-        r.verdict = Verdict::error;
-        r.error = e.what();
         scheduler_->cancel(ticket);
         const std::lock_guard jl(job->mutex);
-        if (!job->result) job->result = std::move(r);
-        ++job->version;
+        if (!job->result) {
+          job->result.emplace();
+          job->result->verdict = Verdict::error;
+          job->result->error = e.what();
+          ++job->version;
+        }
         job->changed.notify_all();
       }
       continue;
     }
-    ++counters_.steps;
-    counters_.rows += s.rows;
-    counters_.last_rows = s.rows;
     for (auto it = jobs_.begin(); it != jobs_.end();) {
       std::optional<RelayResult> r = scheduler_->take(it->first);
       if (!r) {
         ++it;
         continue;
       }
-      {
-        const std::lock_guard jl(it->second->mutex);
-        if (!it->second->result) it->second->result = std::move(*r);
-        ++it->second->version;
-      }
-      it->second->changed.notify_all();
+      finish(*it->second, std::move(*r));
       it = jobs_.erase(it);
     }
-    counters_.pending = scheduler_->pending();
+    const std::lock_guard lock(inbox_mutex_);
+    ++counters_.steps;
+    counters_.rows += s.rows;
+    counters_.last_rows = s.rows;
   }
 }
 

@@ -5,9 +5,11 @@
 ///        thread that steps it. HTTP threads submit requests and wait on their Job; only the
 ///        stepping thread runs the model.
 ///
-/// Threads: the scheduler is not thread-safe, so one mutex guards it; the stepping thread holds
-/// it for a step (submit and cancel wait at most one step). The scheduler's callbacks run on
-/// the stepping thread and only copy into the request's Job, under the Job's own mutex.
+/// Threads: the scheduler belongs to the stepping thread alone. HTTP threads leave requests and
+/// cancellations in an inbox (one small mutex, never held across a step), which the stepping
+/// thread takes in before every step; so a submit or a cancel never waits for the model. The
+/// scheduler's callbacks run on the stepping thread and only copy into the request's Job, under
+/// the Job's own mutex.
 #pragma once
 
 #include <chrono>
@@ -81,10 +83,10 @@ class ServedRelay {
   }
 
   /// Accepts `ids`, capping the output stage at `max_new` (0: its own). capacity_error when
-  /// `queue` requests are already in flight.
+  /// `queue` requests are already in flight or the relay is stopping.
   std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, int max_new);
-  /// Ends `job` at the next step (a client that went away); its result says "cancelled".
-  void cancel(const Job& job);
+  /// Ends `job` before its next step (a client that went away); its result says "cancelled".
+  void cancel(std::shared_ptr<Job> job);
   /// Cancels every request in flight (a shutdown past its deadline).
   void cancel_all();
   RelayCounters counters() const;
@@ -92,7 +94,14 @@ class ServedRelay {
   void stop();
 
  private:
+  struct Arrival {
+    std::shared_ptr<Job> job;
+    std::vector<std::int32_t> ids;
+    RequestOptions options;
+  };
   void step_loop();
+  /// Hands `job` its result (the stepping thread).
+  void finish(Job& job, RelayResult result);
   /// Whether the output run of `cycle` can never be repeated.
   bool final_cycle(int cycle) const;
 
@@ -100,14 +109,17 @@ class ServedRelay {
   std::optional<Tokenizer> tokenizer_;
   std::string name_;
   std::unique_ptr<RuntimeRelay> relay_;
-  std::unique_ptr<BatchedRelay> scheduler_;
+  std::unique_ptr<BatchedRelay> scheduler_;  // the stepping thread's alone
+  std::map<Ticket, std::shared_ptr<Job>> jobs_;  // the stepping thread's alone
   ServeLimits limits_;
   int loop_from_ = 0;
 
-  mutable std::mutex mutex_;  // the scheduler, jobs_, counters_, stopping_
+  mutable std::mutex inbox_mutex_;  // what follows
   std::condition_variable work_;
-  std::map<Ticket, std::shared_ptr<Job>> jobs_;
-  RelayCounters counters_;
+  std::vector<Arrival> arrivals_;
+  std::vector<std::shared_ptr<Job>> cancels_;
+  bool cancel_everything_ = false;
+  RelayCounters counters_;  ///< pending: accepted and not finished (the queue's bound)
   bool stopping_ = false;
   std::thread stepper_;
 };

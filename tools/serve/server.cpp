@@ -442,7 +442,10 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
       [this, st, &relay](bool) {
         // The stream ended: whole, or because the client went away (then its rows and slot
         // are freed at the next step).
-        if (!st->finished) relay.cancel(*st->job);
+        if (!st->finished) {
+          relay.cancel(st->job);
+          metrics_.disconnected(relay.name());
+        }
         --in_flight_;
       });
 }
