@@ -348,6 +348,7 @@ struct StreamState {
   bool finished = false;    ///< [DONE] is out
   double ttft = -1;         ///< seconds to the first answer text sent
   std::uint64_t seen = 0;   ///< the job's version last looked at
+  std::size_t sent_ids = 0; ///< answer ids sent so far (a relay without a tokenizer)
 };
 
 std::string sse(const nlohmann::json& j) { return "data: " + dump(j) + "\n\n"; }
@@ -380,6 +381,7 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
         // What may be sent now: the answer's text so far, as far as it is certain.
         std::optional<RelayResult> result;
         std::string text;
+        std::vector<std::int32_t> ids;  // the same, for a relay without a tokenizer
         bool idle = false;  // nothing changed for a whole poll
         {
           std::unique_lock lock(st->job->mutex);
@@ -394,7 +396,21 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
             // A run that cannot be repeated: its ids so far, less an unfinished character.
             text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
             if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
+          } else if (j.output_final) {
+            ids = j.output_ended ? *j.output_ended : j.output;
           }
+        }
+        if (result && !relay.tokenizer() && result->verdict != Verdict::error) {
+          const StageRun* out_run = output_run(*result, relay.output_stage());
+          if (out_run) ids = out_run->ids;
+        }
+        // A relay without a tokenizer streams its answer's ids (in the extension), text empty.
+        if (ids.size() > st->sent_ids && ids.size() > 0) {
+          nlohmann::json c = chunk_body(st->request, st->id, st->created, "");
+          c["baton"] = {{"ids", std::vector<std::int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(st->sent_ids), ids.end())}};
+          out += sse(c);
+          st->sent_ids = ids.size();
+          if (st->ttft < 0) st->ttft = seconds_since(st->t0);
         }
         Answer a;
         if (result) {

@@ -1,0 +1,132 @@
+# SPDX-FileCopyrightText: 2026 The baton authors
+# SPDX-License-Identifier: MIT
+"""`baton serve` under load, side by side with llama-server (run through
+benchmarks/serve/run_serve_bench.sh; docs/performance.md, "Serving").
+
+Three servers, each on loopback with the same threads, each driven by load_test.py at every
+concurrency (closed loop, bounded in requests and seconds):
+  - baton serve on the bundled word-problems relay (the held-out questions as prompts);
+  - baton serve on the batching benchmark's relay: the 155M Qwen2 model in bf16, three stages
+    with their own rank-16 adapters and 32-token prefixes, 32 new tokens each, requests of 64
+    ids (benchmarks/batching/batch_bench.py's workload);
+  - llama-server (built from the pinned llama.cpp sources: build_llama_server.sh) on the same
+    model's bf16 GGUF with C parallel slots: the same 64-id requests, 96 new tokens each (the
+    relay's three stages' output; ignore_eos). It runs no adapter and prefills 64 tokens per
+    request where the relay prefills its three stage inputs (64, 96 and 32 tokens): less work.
+Writes one JSON file with every run's figures.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "batching"))
+import batch_bench  # noqa: E402
+import load_test  # noqa: E402
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def wait_ready(url, proc, seconds=300):
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except Exception:  # noqa: BLE001 - not up yet
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the server did not become ready")
+
+
+def baton_server(baton, config, threads, concurrency):
+    p = subprocess.Popen([baton, "serve", "--config", str(config), "--port", "0", "--threads",
+                          str(threads), "--concurrency", str(concurrency), "--queue",
+                          str(4 * concurrency)], stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    url = "http://127.0.0.1:" + line.split("http://")[1].split(":")[1].split(" ")[0]
+    wait_ready(url, p)
+    return p, url
+
+
+def stop(p):
+    p.terminate()
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--baton", required=True)
+    ap.add_argument("--llama-server")
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--concurrency", default="1,8,32,64")
+    ap.add_argument("--requests", type=int, default=256)
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    levels = [int(x) for x in a.concurrency.split(",")]
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    top = max(levels)
+    out = {"threads": a.threads, "requests_cap": a.requests, "seconds_cap": a.seconds, "runs": []}
+
+    def record(engine, workload, fig):
+        fig = {"engine": engine, "workload": workload, **fig}
+        out["runs"].append(fig)
+        log(json.dumps(fig))
+        Path(a.out).write_text(json.dumps(out, indent=1))
+
+    # 1. The bundled relay.
+    questions = [json.loads(l)["question"] for l in
+                 open(Path(a.repo) / "models/word-problems/heldout.jsonl")][:256]
+    p, url = baton_server(a.baton, Path(a.repo) / "models/word-problems/relay.json", a.threads, top)
+    for c in levels:
+        record("baton", "word-problems", load_test.run(url, "word-problems", questions, c,
+                                                       a.requests, a.seconds))
+    stop(p)
+
+    # 2. The 155M model, three adapters: baton's relay, then llama-server.
+    hf, gguf = batch_bench.make_model(work)
+    relay, wl = batch_bench.workload(work, hf, 256, a.threads, False)
+    spec = json.loads(relay.read_text())
+    spec["name"] = "bench-relay"
+    relay.write_text(json.dumps(spec))
+    prompts = wl["requests"]
+    p, url = baton_server(a.baton, relay, a.threads, top)
+    for c in levels:
+        record("baton", "155m-relay", load_test.run(url, "bench-relay", prompts, c, a.requests,
+                                                    a.seconds))
+    stop(p)
+    if a.llama_server:
+        for c in levels:
+            ctx = c * (64 + 3 * wl["max_new"] + 16)
+            p = subprocess.Popen([a.llama_server, "-m", str(gguf), "--host", "127.0.0.1",
+                                  "--port", str(18000 + c), "-np", str(c), "-c", str(ctx),
+                                  "-t", str(a.threads), "-tb", str(a.threads), "--no-warmup"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            url = f"http://127.0.0.1:{18000 + c}"
+            wait_ready(url, p)
+            record("llama-server", "155m-96-tokens",
+                   load_test.run(url, "model", prompts, c, a.requests, a.seconds,
+                                 {"max_tokens": 3 * wl["max_new"], "ignore_eos": True}))
+            stop(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
