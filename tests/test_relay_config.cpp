@@ -130,6 +130,32 @@ TEST_CASE("relay JSON: errors name the file and the field") {
   CHECK(text_spec.has_text());
 }
 
+TEST_CASE("relay JSON: \"name\" and \"output\" (what `baton serve` calls a relay and answers)") {
+  // Defaults: the file's name without .json, the last stage.
+  RelaySpec spec = parse(two_stage());
+  CHECK(served_name(spec) == "relay");
+  CHECK(spec.output_stage == 1);
+  json j = two_stage();
+  j["name"] = "qa-2";
+  j["output"] = "a";
+  spec = parse(j);
+  CHECK(served_name(spec) == "qa-2");
+  CHECK(spec.output_stage == 0);
+  j["output"] = 1;
+  CHECK(parse(j).output_stage == 1);
+  j["output"] = "c";
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("output names stage 'c', which does not exist"),
+                       config_error);
+  j = two_stage();
+  for (const char* bad : {"", "two words", "quo\"te", "back\\slash"}) {
+    CAPTURE(bad);
+    j["name"] = bad;
+    CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("field 'name'"), config_error);
+  }
+  j["name"] = 5;
+  CHECK_THROWS_AS(parse(j), config_error);
+}
+
 TEST_CASE("a relay built from JSON equals the no-cache reference chain") {
   RelayFixture f("json");
   const json j = {
