@@ -84,8 +84,8 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--concurrency") {
       a.concurrency = cli::parse_int<int>(value(), "--concurrency");
       if (a.concurrency < 1 || a.concurrency > kMaxConcurrency)
-        throw cli::ArgError{"--concurrency " + std::to_string(a.concurrency) +
-                            " is outside [1, " + std::to_string(kMaxConcurrency) + "]"};
+        throw cli::ArgError{"--concurrency " + std::to_string(a.concurrency) + " is outside [1, " +
+                            std::to_string(kMaxConcurrency) + "]"};
     } else if (arg == "--queue") {
       a.queue = cli::parse_int<int>(value(), "--queue");
       if (*a.queue < 1 || *a.queue > kMaxQueue)
@@ -190,8 +190,8 @@ int cmd_serve(int argc, char** argv) {
   }
   serve::Server server(std::move(relays), a.server);
   const int port = server.bind();
-  std::cout << "baton serve: listening on http://" << a.server.host << ":" << port << " ("
-            << names << (a.server.api_key ? "; API key required" : "") << ")" << std::endl;
+  std::cout << "baton serve: listening on http://" << a.server.host << ":" << port << " (" << names
+            << (a.server.api_key ? "; API key required" : "") << ")" << std::endl;
 
   std::thread waiter([&] {
     int sig = 0;

@@ -18,8 +18,8 @@ void Metrics::request(const std::string& model, int status) {
   ++requests_[{model, status}];
 }
 
-void Metrics::finished(const std::string& model, double latency_s, double ttft_s,
-                       long long prompt, long long completion, long long generated) {
+void Metrics::finished(const std::string& model, double latency_s, double ttft_s, long long prompt,
+                       long long completion, long long generated) {
   const std::lock_guard lock(mutex_);
   PerModel& m = models_[model];
   m.latency.observe(latency_s);
@@ -54,8 +54,8 @@ std::string label(const std::string& v) {
 void histogram(std::ostringstream& o, const char* name, const std::string& model,
                const Histogram& h) {
   for (std::size_t i = 0; i < Histogram::kBounds.size(); ++i)
-    o << name << "_bucket{model=\"" << label(model) << "\",le=\"" << Histogram::kBounds[i]
-      << "\"} " << h.counts[i] << "\n";
+    o << name << "_bucket{model=\"" << label(model) << "\",le=\"" << Histogram::kBounds[i] << "\"} "
+      << h.counts[i] << "\n";
   o << name << "_bucket{model=\"" << label(model) << "\",le=\"+Inf\"} " << h.count << "\n";
   o << name << "_sum{model=\"" << label(model) << "\"} " << h.sum << "\n";
   o << name << "_count{model=\"" << label(model) << "\"} " << h.count << "\n";
@@ -80,11 +80,12 @@ std::string Metrics::render(const std::vector<const ServedRelay*>& relays) const
        "answer (completion), and every stage's output (generated).\n"
        "# TYPE baton_tokens_total counter\n";
   for (const auto& [model, m] : models_) {
-    o << "baton_tokens_total{model=\"" << label(model) << "\",kind=\"prompt\"} " << m.prompt << "\n";
-    o << "baton_tokens_total{model=\"" << label(model) << "\",kind=\"completion\"} "
-      << m.completion << "\n";
-    o << "baton_tokens_total{model=\"" << label(model) << "\",kind=\"generated\"} "
-      << m.generated << "\n";
+    o << "baton_tokens_total{model=\"" << label(model) << "\",kind=\"prompt\"} " << m.prompt
+      << "\n";
+    o << "baton_tokens_total{model=\"" << label(model) << "\",kind=\"completion\"} " << m.completion
+      << "\n";
+    o << "baton_tokens_total{model=\"" << label(model) << "\",kind=\"generated\"} " << m.generated
+      << "\n";
   }
   o << "# HELP baton_request_duration_seconds Time from a request's arrival to its last byte.\n"
        "# TYPE baton_request_duration_seconds histogram\n";
@@ -100,8 +101,7 @@ std::string Metrics::render(const std::vector<const ServedRelay*>& relays) const
   std::vector<RelayCounters> c;
   for (const ServedRelay* r : relays) c.push_back(r->counters());
   for (std::size_t i = 0; i < relays.size(); ++i)
-    o << "baton_queue_depth{model=\"" << label(relays[i]->name()) << "\"} " << c[i].pending
-      << "\n";
+    o << "baton_queue_depth{model=\"" << label(relays[i]->name()) << "\"} " << c[i].pending << "\n";
   o << "# HELP baton_active_rows Rows (stage runs of requests) in the latest batched step.\n"
        "# TYPE baton_active_rows gauge\n";
   for (std::size_t i = 0; i < relays.size(); ++i)

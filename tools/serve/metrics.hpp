@@ -20,7 +20,7 @@ namespace baton::serve {
 /// A cumulative histogram over fixed bounds (seconds).
 struct Histogram {
   static constexpr std::array<double, 14> kBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                     1,     2.5,  5,     10,   30,  60,  120};
+                                                     1,     2.5,  5,     10,   30,  60,   120};
   std::array<long long, kBounds.size()> counts{};  ///< observations <= each bound
   long long count = 0;
   double sum = 0;

@@ -26,12 +26,12 @@ std::string shown(const nlohmann::json& v) {
 
 /// Fields every endpoint takes; a sampling field only at its greedy value.
 constexpr std::string_view kCommon[] = {
-    "model", "stream", "stream_options", "max_tokens", "temperature", "top_p", "n", "seed",
-    "user", "presence_penalty", "frequency_penalty", "logprobs", "stop", "logit_bias"};
-constexpr std::string_view kChat[] = {
-    "messages", "max_completion_tokens", "response_format", "tool_choice", "top_logprobs"};
-constexpr std::string_view kCompletion[] = {"prompt", "echo", "suffix",
-                                                                 "best_of"};
+    "model", "stream",    "stream_options", "max_tokens",       "temperature",       "top_p",
+    "n",     "seed",      "user",           "presence_penalty", "frequency_penalty", "logprobs",
+    "stop",  "logit_bias"};
+constexpr std::string_view kChat[] = {"messages", "max_completion_tokens", "response_format",
+                                      "tool_choice", "top_logprobs"};
+constexpr std::string_view kCompletion[] = {"prompt", "echo", "suffix", "best_of"};
 
 bool listed(std::string_view key, std::span<const std::string_view> keys) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -107,7 +107,8 @@ void read_prompt(const nlohmann::json& j, ApiRequest& r) {
   std::vector<std::int32_t> v;
   for (const auto& x : ids) {
     if (!x.is_number_integer() || x.get<long long>() < 0 || x.get<long long>() >= (1LL << 30))
-      throw bad("prompt", "'prompt' holds " + shown(x) + ", not a token id (one prompt per request)");
+      throw bad("prompt",
+                "'prompt' holds " + shown(x) + ", not a token id (one prompt per request)");
     v.push_back(static_cast<std::int32_t>(x.get<long long>()));
   }
   r.ids = std::move(v);
@@ -145,16 +146,18 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
   const Keys other = chat ? Keys(kCompletion) : Keys(kChat);
   for (const auto& [key, value] : j.items()) {
     if (listed(key, kCommon) || listed(key, own)) continue;
-    throw bad(key, "unknown field '" + detail::excerpt(key) + "'" +
-                       (listed(key, other)
-                            ? std::string(" for ") + (chat ? "/v1/chat/completions" : "/v1/completions")
-                            : ""),
+    throw bad(key,
+              "unknown field '" + detail::excerpt(key) + "'" +
+                  (listed(key, other)
+                       ? std::string(" for ") + (chat ? "/v1/chat/completions" : "/v1/completions")
+                       : ""),
               "unknown_parameter");
   }
   ApiRequest r;
   r.endpoint = endpoint;
   if (!j.contains("model")) throw bad("model", "'model' is required (a relay: GET /v1/models)");
-  if (!j["model"].is_string()) throw bad("model", "'model' must be a string, got " + shown(j["model"]));
+  if (!j["model"].is_string())
+    throw bad("model", "'model' must be a string, got " + shown(j["model"]));
   r.model = j["model"].get<std::string>();
   if (j.contains("stream") && !j["stream"].is_null()) {
     if (!j["stream"].is_boolean())
@@ -167,15 +170,18 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
     if (!so.is_object()) throw bad("stream_options", "'stream_options' must be an object");
     for (const auto& [key, value] : so.items()) {
       if (key != "include_usage")
-        throw bad("stream_options." + key, "unknown field 'stream_options." + detail::excerpt(key) + "'");
+        throw bad("stream_options." + key,
+                  "unknown field 'stream_options." + detail::excerpt(key) + "'");
       if (!value.is_boolean())
-        throw bad("stream_options.include_usage", "'stream_options.include_usage' must be true or false");
+        throw bad("stream_options.include_usage",
+                  "'stream_options.include_usage' must be true or false");
       r.include_usage = value.get<bool>();
     }
   }
   r.max_tokens = read_max_tokens(j, "max_tokens");
   if (chat && j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null()) {
-    if (r.max_tokens) throw bad("max_completion_tokens", "give 'max_tokens' or 'max_completion_tokens', not both");
+    if (r.max_tokens)
+      throw bad("max_completion_tokens", "give 'max_tokens' or 'max_completion_tokens', not both");
     r.max_tokens = read_max_tokens(j, "max_completion_tokens");
   }
   constexpr const char* greedy = "baton decodes greedily (temperature 0) only";

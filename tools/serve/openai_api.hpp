@@ -37,8 +37,8 @@ enum class Endpoint { chat, completion };
 struct ApiRequest {
   Endpoint endpoint = Endpoint::chat;
   std::string model;
-  std::optional<std::string> text;                ///< the request as text ...
-  std::optional<std::vector<std::int32_t>> ids;   ///< ... or as token ids (completions only)
+  std::optional<std::string> text;               ///< the request as text ...
+  std::optional<std::vector<std::int32_t>> ids;  ///< ... or as token ids (completions only)
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage: a last chunk with usage
   int max_tokens = 0;          ///< 0: the output stage's own max_new
@@ -49,11 +49,11 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint);
 
 /// What a finished request reports.
 struct Answer {
-  std::string text;                  ///< the output stage's text (may hold invalid UTF-8)
-  std::string finish_reason;         ///< "stop" or "length"
-  int prompt_tokens = 0;             ///< the request's tokens
-  int completion_tokens = 0;         ///< the output stage's tokens
-  nlohmann::json baton;              ///< the extension: stages, cycles, verdict, timings
+  std::string text;           ///< the output stage's text (may hold invalid UTF-8)
+  std::string finish_reason;  ///< "stop" or "length"
+  int prompt_tokens = 0;      ///< the request's tokens
+  int completion_tokens = 0;  ///< the output stage's tokens
+  nlohmann::json baton;       ///< the extension: stages, cycles, verdict, timings
 };
 
 /// The whole response of a non-streamed request.

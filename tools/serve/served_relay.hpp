@@ -48,7 +48,7 @@ struct Job {
 };
 
 /// Limits of one served relay.
-struct ServeLimits {  // NOLINT: aggregate
+struct ServeLimits {     // NOLINT: aggregate
   int concurrency = 16;  ///< slots per stage: requests whose stages run at once
   int queue = 64;        ///< requests accepted and not finished, at most (then 429)
 };
@@ -56,9 +56,9 @@ struct ServeLimits {  // NOLINT: aggregate
 /// What the stepping thread has done, for /metrics.
 struct RelayCounters {
   long long steps = 0;
-  long long rows = 0;       ///< rows over all steps
-  int last_rows = 0;        ///< rows in the latest step
-  int pending = 0;          ///< requests accepted and not finished
+  long long rows = 0;  ///< rows over all steps
+  int last_rows = 0;   ///< rows in the latest step
+  int pending = 0;     ///< requests accepted and not finished
 };
 
 class ServedRelay {
@@ -109,7 +109,7 @@ class ServedRelay {
   std::optional<Tokenizer> tokenizer_;
   std::string name_;
   std::unique_ptr<RuntimeRelay> relay_;
-  std::unique_ptr<BatchedRelay> scheduler_;  // the stepping thread's alone
+  std::unique_ptr<BatchedRelay> scheduler_;      // the stepping thread's alone
   std::map<Ticket, std::shared_ptr<Job>> jobs_;  // the stepping thread's alone
   ServeLimits limits_;
   int loop_from_ = 0;

@@ -60,7 +60,9 @@ Server::Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions o
     : relays_(std::move(relays)), opt_(std::move(opt)), http_(std::make_unique<httplib::Server>()) {
   started_ = static_cast<long long>(std::time(nullptr));
   const int threads = std::max(opt_.http_threads, 4);
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  http_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
   http_->set_payload_max_length(opt_.max_body);
   http_->set_keep_alive_max_count(1000);
   routes();
@@ -136,24 +138,24 @@ void Server::routes() {
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors httplib answers itself (no route, a body over the limit) get an error object too.
-  h.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
-                                                              httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    ApiError e;
-    e.status = res.status;
-    if (res.status == 413) {
-      e.message = "the request body is larger than the server's limit (--max-body)";
-      e.code = "body_too_large";
-    } else if (res.status == 404) {
-      e.message = "no endpoint " + req.method + " " + detail::excerpt(req.path);
-      e.code = "unknown_url";
-    } else {
-      e.type = res.status >= 500 ? "server_error" : "invalid_request_error";
-      e.message = "HTTP " + std::to_string(res.status);
-    }
-    send_error(res, e);
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  h.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        ApiError e;
+        e.status = res.status;
+        if (res.status == 413) {
+          e.message = "the request body is larger than the server's limit (--max-body)";
+          e.code = "body_too_large";
+        } else if (res.status == 404) {
+          e.message = "no endpoint " + req.method + " " + detail::excerpt(req.path);
+          e.code = "unknown_url";
+        } else {
+          e.type = res.status >= 500 ? "server_error" : "invalid_request_error";
+          e.message = "HTTP " + std::to_string(res.status);
+        }
+        send_error(res, e);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   h.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
     relay_endpoint(req, res, Endpoint::chat);
   });
@@ -165,19 +167,20 @@ void Server::routes() {
     for (const auto& r : relays_) {
       nlohmann::json stages = nlohmann::json::array();
       for (const std::string& s : r->relay().stage_names()) stages.push_back(s);
-      data.push_back({{"id", r->name()},
-                      {"object", "model"},
-                      {"created", started_},
-                      {"owned_by", "baton"},
-                      {"baton",
-                       {{"stages", stages},
-                        {"output", r->spec().stages[static_cast<std::size_t>(r->output_stage())].name},
-                        {"max_request_tokens", r->spec().max_request_tokens},
-                        {"max_tokens", r->output_max_new()},
-                        {"concurrency", r->limits().concurrency},
-                        {"queue", r->limits().queue},
-                        {"backend", r->relay().backend_name()},
-                        {"file", r->spec().source.string()}}}});
+      data.push_back(
+          {{"id", r->name()},
+           {"object", "model"},
+           {"created", started_},
+           {"owned_by", "baton"},
+           {"baton",
+            {{"stages", stages},
+             {"output", r->spec().stages[static_cast<std::size_t>(r->output_stage())].name},
+             {"max_request_tokens", r->spec().max_request_tokens},
+             {"max_tokens", r->output_max_new()},
+             {"concurrency", r->limits().concurrency},
+             {"queue", r->limits().queue},
+             {"backend", r->relay().backend_name()},
+             {"file", r->spec().source.string()}}}});
     }
     res.set_content(dump({{"object", "list"}, {"data", data}}), "application/json");
   });
@@ -221,12 +224,13 @@ Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
   } else {
     a.finish_reason = "stop";
   }
-  a.baton = {{"verdict", verdict_name(result.verdict)},
-             {"cycles", result.cycles},
-             {"total_ms", result.total_ms},
-             {"output_stage", relay.spec().stages[static_cast<std::size_t>(relay.output_stage())].name},
-             {"generated_tokens", generated},
-             {"stages", std::move(stages)}};
+  a.baton = {
+      {"verdict", verdict_name(result.verdict)},
+      {"cycles", result.cycles},
+      {"total_ms", result.total_ms},
+      {"output_stage", relay.spec().stages[static_cast<std::size_t>(relay.output_stage())].name},
+      {"generated_tokens", generated},
+      {"stages", std::move(stages)}};
   return a;
 }
 
@@ -280,9 +284,8 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
     if (ids.empty()) throw bad_prompt("the request is empty");
     const int cap = relay->spec().max_request_tokens;
     if (static_cast<long long>(ids.size()) > cap)
-      throw bad_prompt("the request is " + std::to_string(ids.size()) +
-                           " tokens; relay '" + model + "' takes at most " + std::to_string(cap) +
-                           " (its max_request_tokens)",
+      throw bad_prompt("the request is " + std::to_string(ids.size()) + " tokens; relay '" + model +
+                           "' takes at most " + std::to_string(cap) + " (its max_request_tokens)",
                        "context_length_exceeded");
     const int vocab = relay->relay().config().vocab_size;
     for (std::size_t k = 0; k < ids.size(); ++k)
@@ -293,13 +296,13 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
     try {
       job = relay->submit(ids, std::min(r.max_tokens, relay->output_max_new()));
     } catch (const capacity_error& e) {
-      throw draining_.load() ? server_error(503, e.what(), "shutting_down")
-                             : server_error(429,
-                                            "relay '" + model + "' has " +
-                                                std::to_string(relay->limits().queue) +
-                                                " requests in flight (its queue is full); retry "
-                                                "later",
-                                            "queue_full");
+      throw draining_.load()
+          ? server_error(503, e.what(), "shutting_down")
+          : server_error(429,
+                         "relay '" + model + "' has " + std::to_string(relay->limits().queue) +
+                             " requests in flight (its queue is full); retry "
+                             "later",
+                         "queue_full");
     }
     if (r.stream) {
       leave.n = nullptr;  // the stream's end decrements in_flight_
@@ -310,7 +313,8 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
     answer_now(r, *relay, job, static_cast<int>(ids.size()), res, t0);
   } catch (const ApiError& e) {
     send_error(res, e);
-  } catch (const baton::error& e) {
+  } catch (const std::exception& e) {
+    // A baton::error past the checks above, or out of memory: the server's fault, said so.
     send_error(res, server_error(500, e.what()));
   }
   metrics_.request(model, res.status);
@@ -327,8 +331,9 @@ void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shar
   if (result.verdict == Verdict::error)
     throw server_error(500, "relay '" + relay.name() + "' failed: " + result.error, "relay_error");
   const Answer a = answer_of(relay, result, prompt_tokens);
-  res.set_content(dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a)),
-                  "application/json");
+  res.set_content(
+      dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a)),
+      "application/json");
   metrics_.finished(relay.name(), seconds_since(t0), -1, a.prompt_tokens, a.completion_tokens,
                     a.baton["generated_tokens"].get<long long>());
 }
@@ -343,12 +348,12 @@ struct StreamState {
   int prompt_tokens = 0;
   clock::time_point t0;
   std::shared_ptr<Job> job;
-  std::string sent;         ///< answer text sent so far
-  bool began = false;       ///< the first chunk (the chat role) is out
-  bool finished = false;    ///< [DONE] is out
-  double ttft = -1;         ///< seconds to the first answer text sent
-  std::uint64_t seen = 0;   ///< the job's version last looked at
-  std::size_t sent_ids = 0; ///< answer ids sent so far (a relay without a tokenizer)
+  std::string sent;          ///< answer text sent so far
+  bool began = false;        ///< the first chunk (the chat role) is out
+  bool finished = false;     ///< [DONE] is out
+  double ttft = -1;          ///< seconds to the first answer text sent
+  std::uint64_t seen = 0;    ///< the job's version last looked at
+  std::size_t sent_ids = 0;  ///< answer ids sent so far (a relay without a tokenizer)
 };
 
 std::string sse(const nlohmann::json& j) { return "data: " + dump(j) + "\n\n"; }
@@ -382,7 +387,7 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
         std::optional<RelayResult> result;
         std::string text;
         std::vector<std::int32_t> ids;  // the same, for a relay without a tokenizer
-        bool idle = false;  // nothing changed for a whole poll
+        bool idle = false;              // nothing changed for a whole poll
         {
           std::unique_lock lock(st->job->mutex);
           Job& j = *st->job;
@@ -394,7 +399,8 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
             result = std::move(j.result);
           } else if (j.output_final && tok) {
             // A run that cannot be repeated: its ids so far, less an unfinished character.
-            text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
+            text =
+                j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
             if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
           } else if (j.output_final) {
             ids = j.output_ended ? *j.output_ended : j.output;
@@ -407,7 +413,9 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
         // A relay without a tokenizer streams its answer's ids (in the extension), text empty.
         if (ids.size() > st->sent_ids && ids.size() > 0) {
           nlohmann::json c = chunk_body(st->request, st->id, st->created, "");
-          c["baton"] = {{"ids", std::vector<std::int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(st->sent_ids), ids.end())}};
+          c["baton"] = {
+              {"ids", std::vector<std::int32_t>(
+                          ids.begin() + static_cast<std::ptrdiff_t>(st->sent_ids), ids.end())}};
           out += sse(c);
           st->sent_ids = ids.size();
           if (st->ttft < 0) st->ttft = seconds_since(st->t0);
@@ -427,8 +435,8 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
         }
         if (result) {
           if (result->verdict == Verdict::error) {
-            out += sse(error_body(server_error(500, "relay '" + relay.name() + "' failed: " +
-                                                        result->error, "relay_error")));
+            out += sse(error_body(server_error(
+                500, "relay '" + relay.name() + "' failed: " + result->error, "relay_error")));
           } else {
             nlohmann::json last =
                 chunk_body(st->request, st->id, st->created, "", &a.finish_reason);

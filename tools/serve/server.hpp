@@ -28,11 +28,11 @@ namespace baton::serve {
 
 struct ServerOptions {  // NOLINT: aggregate
   std::string host = "127.0.0.1";
-  int port = 8080;                      ///< 0: any free port (listen() reports it)
-  std::optional<std::string> api_key;   ///< Bearer key every /v1 and /metrics request needs
-  std::size_t max_body = 1 << 20;       ///< request body bytes at most (then 413)
-  int http_threads = 96;                ///< HTTP worker threads (connections served at once)
-  double drain_seconds = 30;            ///< how long a shutdown waits for requests in flight
+  int port = 8080;                     ///< 0: any free port (listen() reports it)
+  std::optional<std::string> api_key;  ///< Bearer key every /v1 and /metrics request needs
+  std::size_t max_body = 1 << 20;      ///< request body bytes at most (then 413)
+  int http_threads = 96;               ///< HTTP worker threads (connections served at once)
+  double drain_seconds = 30;           ///< how long a shutdown waits for requests in flight
 };
 
 class Server {

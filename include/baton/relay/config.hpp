@@ -488,9 +488,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   }
   if (f.has("loop_from"))
     spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
-  spec.output_stage = f.has("output")
-                          ? detail::stage_ref(j["output"], names, src + ": output")
-                          : static_cast<int>(names.size()) - 1;
+  spec.output_stage = f.has("output") ? detail::stage_ref(j["output"], names, src + ": output")
+                                      : static_cast<int>(names.size()) - 1;
   if (auto n = f.string("name")) {
     // A name travels in URLs, JSON and metrics labels: printable ASCII without quotes or
     // spaces keeps every one of them simple.

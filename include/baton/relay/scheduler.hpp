@@ -58,12 +58,12 @@ using TokenCallback = std::function<void(Ticket, int, int, std::int32_t)>;
 using StageCallback = std::function<void(Ticket, const StageRun&)>;
 
 /// What a caller may attach to one request.
-struct RequestOptions {      // NOLINT: aggregate
-  TokenCallback on_token;    ///< each accepted token, as it is accepted
-  StageCallback on_stage;    ///< each stage run, as it ends
-  int capped_stage = -1;     ///< a stage whose max_new this request lowers (-1: none)
-  int max_new = 0;           ///< that stage's max_new for this request (>= 1; the stage's own
-                             ///< when larger)
+struct RequestOptions {    // NOLINT: aggregate
+  TokenCallback on_token;  ///< each accepted token, as it is accepted
+  StageCallback on_stage;  ///< each stage run, as it ends
+  int capped_stage = -1;   ///< a stage whose max_new this request lowers (-1: none)
+  int max_new = 0;         ///< that stage's max_new for this request (>= 1; the stage's own
+                           ///< when larger)
 };
 
 /// What one scheduler step did (for tests and benchmarks).
@@ -142,8 +142,8 @@ class RelayScheduler final : public BatchedRelay {
   Ticket submit(std::vector<std::int32_t> request, RequestOptions options) override {
     BATON_CHECK(options.capped_stage < static_cast<int>(stages_.size()) &&
                     (options.capped_stage < 0 || options.max_new >= 1),
-                usage_error, "RelayScheduler: a cap of max_new = ", options.max_new,
-                " on stage ", options.capped_stage, " (the relay has ", stages_.size(),
+                usage_error, "RelayScheduler: a cap of max_new = ", options.max_new, " on stage ",
+                options.capped_stage, " (the relay has ", stages_.size(),
                 " stages; a cap is >= 1)");
     BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
