@@ -13,7 +13,9 @@ concurrency (closed loop, bounded in requests and seconds):
     model's bf16 GGUF with C parallel slots: the same 64-id requests, 96 new tokens each (the
     relay's three stages' output; ignore_eos). It runs no adapter and prefills 64 tokens per
     request where the relay prefills its three stage inputs (64, 96 and 32 tokens): less work.
-Writes one JSON file with every run's figures.
+At each concurrency C a run sends max(min-requests, per-client x C) requests (the
+word-problems relay four times as many: its requests take milliseconds), or stops at the time
+cap. Writes one JSON file with every run's figures.
 """
 import argparse
 import json
@@ -75,15 +77,21 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--concurrency", default="1,8,32,64")
-    ap.add_argument("--requests", type=int, default=256)
-    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--per-client", type=int, default=2, help="requests per client at a level")
+    ap.add_argument("--min-requests", type=int, default=16, help="requests per level at least")
+    ap.add_argument("--seconds", type=float, default=180, help="time cap per level")
+    ap.add_argument("--bf16-products", action="store_true", help="baton's bf16 products")
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     levels = [int(x) for x in a.concurrency.split(",")]
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     top = max(levels)
-    out = {"threads": a.threads, "requests_cap": a.requests, "seconds_cap": a.seconds, "runs": []}
+    out = {"threads": a.threads, "per_client": a.per_client, "min_requests": a.min_requests,
+           "seconds_cap": a.seconds, "bf16_products": a.bf16_products, "runs": []}
+
+    def count(c):
+        return max(a.min_requests, a.per_client * c)
 
     def record(engine, workload, fig):
         fig = {"engine": engine, "workload": workload, **fig}
@@ -97,19 +105,19 @@ def main():
     p, url = baton_server(a.baton, Path(a.repo) / "models/word-problems/relay.json", a.threads, top)
     for c in levels:
         record("baton", "word-problems", load_test.run(url, "word-problems", questions, c,
-                                                       a.requests, a.seconds))
+                                                       4 * count(c), a.seconds))
     stop(p)
 
     # 2. The 155M model, three adapters: baton's relay, then llama-server.
     hf, gguf = batch_bench.make_model(work)
-    relay, wl = batch_bench.workload(work, hf, 256, a.threads, False)
+    relay, wl = batch_bench.workload(work, hf, 256, a.threads, a.bf16_products)
     spec = json.loads(relay.read_text())
     spec["name"] = "bench-relay"
     relay.write_text(json.dumps(spec))
     prompts = wl["requests"]
     p, url = baton_server(a.baton, relay, a.threads, top)
     for c in levels:
-        record("baton", "155m-relay", load_test.run(url, "bench-relay", prompts, c, a.requests,
+        record("baton", "155m-relay", load_test.run(url, "bench-relay", prompts, c, count(c),
                                                     a.seconds))
     stop(p)
     if a.llama_server:
@@ -122,7 +130,7 @@ def main():
             url = f"http://127.0.0.1:{18000 + c}"
             wait_ready(url, p)
             record("llama-server", "155m-96-tokens",
-                   load_test.run(url, "model", prompts, c, a.requests, a.seconds,
+                   load_test.run(url, "model", prompts, c, count(c), a.seconds,
                                  {"max_tokens": 3 * wl["max_new"], "ignore_eos": True}))
             stop(p)
     return 0
