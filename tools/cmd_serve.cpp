@@ -159,6 +159,9 @@ int cmd_serve(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);  // the program's own "stop waiting"
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A client that closes its connection while an answer is being written must cost a failed
+  // write (EPIPE, which ends that stream), never the process.
+  std::signal(SIGPIPE, SIG_IGN);
 
   Args a;
   try {

@@ -170,9 +170,36 @@ def _llama_permute(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: Path, tied: bool = False) -> None:
+def _made_up_tokens(n: int) -> list[str]:
+    """`n` distinct token texts in GPT-2's byte-level alphabet: the 256 byte symbols, then
+    letter strings (letters stand for themselves in that alphabet)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
+    cs, k = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + k)
+            k += 1
+    out = [chr(c) for c in cs]
+    i = 0
+    while len(out) < n:
+        word, j = "", i
+        while True:
+            word = chr(ord("a") + j % 26) + word
+            j = j // 26 - 1
+            if j < 0:
+                break
+        out.append("t" + word)
+        i += 1
+    return out[:n]
+
+
+def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: Path, tied: bool = False,
+               token_list: bool = False) -> None:
     """One GGUF file: matrices at `precision` (f32, f16 or bf16); norms and biases f32, as
-    llama.cpp's converter keeps them."""
+    llama.cpp's converter keeps them. `token_list`: a byte-level BPE vocabulary of made-up tokens
+    (the 256 byte symbols, then unique letter strings; one merge) instead of none, for
+    llama-server, which turns every generated id into text."""
     import gguf
 
     qt = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
@@ -194,7 +221,16 @@ def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: P
     w.add_rope_freq_base(s.rope_theta)
     w.add_layer_norm_rms_eps(s.rms_eps)
     w.add_vocab_size(s.vocab)  # explicit: there is no token list to count
-    w.add_tokenizer_model("none")
+    if token_list:
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre("default")
+        w.add_token_list(_made_up_tokens(s.vocab))
+        w.add_token_types([1] * s.vocab)
+        w.add_token_merges(["t a"])  # one merge: llama.cpp wants the list, and "ta" is a token
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+    else:
+        w.add_tokenizer_model("none")
 
     def put(name: str, a: np.ndarray, matrix: bool) -> None:
         a = np.ascontiguousarray(a, dtype=np.float32)

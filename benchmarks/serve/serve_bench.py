@@ -121,6 +121,12 @@ def main():
                                                     a.seconds))
     stop(p)
     if a.llama_server:
+        # llama-server turns every id into text: a GGUF of the same tensors with a token list.
+        gguf = work / "qwen2-155m-bf16-tokens.gguf"
+        if not gguf.exists():
+            batch_bench.models.write_gguf(batch_bench.models.QWEN2,
+                                          batch_bench.models.random_tensors(batch_bench.models.QWEN2),
+                                          "bf16", gguf, token_list=True)
         for c in levels:
             ctx = c * (64 + 3 * wl["max_new"] + 16)
             p = subprocess.Popen([a.llama_server, "-m", str(gguf), "--host", "127.0.0.1",

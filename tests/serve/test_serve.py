@@ -14,7 +14,7 @@ Starts servers on free loopback ports and checks, on the bundled word-problems r
     fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
     an unknown URL, the API key (401), a full queue (429);
   - a client that disconnects mid-stream: its rows are freed at once, the requests beside it
-    are unaffected;
+    are unaffected; clients that hang up right after [DONE] cost the server nothing;
   - SIGTERM: requests in flight finish whole, new ones are refused, the program exits 0;
   - a soak of N requests (1,000 by default; --soak 10000 outside CI): none lost or duplicated,
     all equal, resident memory at the end within 5% of what it was after the first 1,000
@@ -357,6 +357,33 @@ check(beside_answers == [r["text"] for r in REFS[:8]], "the requests beside the 
 print(f"disconnect: freed {freed_after * 1000:.0f} ms after the close, {used:.0f} of 400 rows "
       f"ran", flush=True)
 
+# Clients that hang up right after [DONE], before the stream's last bytes: each costs the server
+# a failed write, never the process (a write to a closed socket raises SIGPIPE).
+hangups = []
+
+
+def hang_up(k):
+    conn = http.client.HTTPConnection("127.0.0.1", int(main.base.rsplit(":", 1)[1]), timeout=60)
+    conn.request("POST", "/v1/completions",
+                 json.dumps({"model": "word-problems", "prompt": QUESTIONS[k % 64], "stream": True}),
+                 {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    while True:
+        line = resp.fp.readline()
+        if not line:
+            hangups.append(f"request {k}: closed before [DONE]")
+            break
+        if b"[DONE]" in line:
+            break
+    conn.sock.close()
+
+
+with ThreadPoolExecutor(16) as pool:
+    list(pool.map(hang_up, range(320)))
+check(not hangups and main.proc.poll() is None,
+      f"320 clients hanging up after [DONE]: server alive {main.proc.poll() is None}, {hangups[:2]}")
+print("clients hanging up after [DONE]: the server lives", flush=True)
+
 # ---- the soak -------------------------------------------------------------------------------
 soak_rss = []
 CHECKPOINT = min(1000, SOAK // 5)  # resident memory is compared from here to the end
@@ -392,8 +419,10 @@ ok200 = metric(main, "baton_requests_total", "word-problems")
 print(f"soak: {SOAK} requests in {soak_s:.1f} s ({SOAK / soak_s:.0f}/s, 16 clients); "
       f"resident {soak_rss[0]} kB after {CHECKPOINT}, {soak_rss[-1]} kB at the end "
       f"({growth * 100:+.1f}%)", flush=True)
+t0 = time.time()
 rc, out = main.stop()
 check(rc == 0, f"the main server exits 0 on SIGTERM (got {rc})")
+print(f"the main server stopped in {time.time() - t0:.1f} s", flush=True)
 
 # ---- the API key, and a full queue -----------------------------------------------------------
 keyed = Server([RELAY], "--api-key", "s3cret", "--concurrency", "1", "--queue", "1")

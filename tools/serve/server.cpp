@@ -3,6 +3,7 @@
 #include "server.hpp"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <ctime>
@@ -65,6 +66,14 @@ Server::Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions o
   };
   http_->set_payload_max_length(opt_.max_body);
   http_->set_keep_alive_max_count(1000);
+  // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients connecting at once
+  // overflows it and some are reset. The listening socket is kept here (set_socket_options
+  // sees it before bind; its default, SO_REUSEADDR, is kept) so bind() can raise the backlog.
+  http_->set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_socket_ = sock;
+  });
   routes();
 }
 
@@ -82,6 +91,8 @@ int Server::bind() {
     BATON_CHECK(http_->bind_to_port(opt_.host, port), io_error, "baton serve: cannot bind ",
                 opt_.host, ":", port, " (in use, or not an address of this machine)");
   }
+  // Listening again on a listening socket sets its backlog (Linux, the BSDs).
+  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
   return port;
 }
 

@@ -77,7 +77,8 @@ class Server {
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};  ///< relay requests not yet answered in full
   std::atomic<long long> ids_{0};
-  long long started_ = 0;  ///< unix time, for /v1/models' "created"
+  long long started_ = 0;   ///< unix time, for /v1/models' "created"
+  int listen_socket_ = -1;  ///< the listening socket (its backlog is raised after bind)
 };
 
 }  // namespace baton::serve
