@@ -11,6 +11,7 @@
 /// 503, those in flight finish (for at most --drain-seconds), then the program exits 0.
 #include <pthread.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -34,7 +35,10 @@ using namespace baton;
 namespace {
 
 constexpr int kMaxConcurrency = 1024;
-constexpr int kMaxQueue = 65536;
+constexpr int kMaxQueue = 4096;
+/// HTTP threads at most (each has a stack): past it, connections wait in the HTTP library's
+/// queue for a thread.
+constexpr int kMaxHttpThreads = 8192;
 
 constexpr std::string_view kUsage =
     "usage: baton serve --config FILE [--config FILE ...] [--host ADDR] [--port N]\n"
@@ -122,7 +126,9 @@ Args parse_args(int argc, char** argv) {
   // A connection holds an HTTP thread while its request waits, and between requests while it
   // is kept alive: the pool covers every request a relay may queue, and more for clients that
   // are turned away (429), health checks and metrics.
-  a.server.http_threads = *a.queue * static_cast<int>(a.configs.size()) + 32;
+  a.server.http_threads = static_cast<int>(std::min<long long>(
+      static_cast<long long>(*a.queue) * static_cast<long long>(a.configs.size()) + 32,
+      kMaxHttpThreads));
   return a;
 }
 
