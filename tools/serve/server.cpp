@@ -66,6 +66,11 @@ Server::Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions o
   };
   http_->set_payload_max_length(opt_.max_body);
   http_->set_keep_alive_max_count(1000);
+  // Idle kept-alive connections close after 10 s: longer than common clients' own idle expiry
+  // (httpx, the openai package's transport: 5 s), so a client does not send a request on a
+  // connection the server is closing at that moment (with equal timeouts they race). A
+  // shutdown waits at most this long for idle connections.
+  http_->set_keep_alive_timeout(10);
   // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients connecting at once
   // overflows it and some are reset. The listening socket is kept here (set_socket_options
   // sees it before bind; its default, SO_REUSEADDR, is kept) so bind() can raise the backlog.
