@@ -191,8 +191,7 @@ int cmd_relay(int argc, char** argv) {
   if (a.backend) (void)cli::resolve_backend(a.backend);  // before anything is loaded
   RelaySpec spec = load_relay_spec(a.config);
   // --backend overrides the file's "backend"; the spec then names what runs (backend_choice.hpp).
-  [[maybe_unused]] const cli::BackendChoice backend =
-      cli::resolve_relay_backend(a.backend, spec.backend, a.config);
+  const cli::BackendChoice backend = cli::resolve_relay_backend(a.backend, spec.backend, a.config);
   spec.backend = std::string(cli::backend_name(backend));
   try {
     cli::check_host_options(a.host, backend == cli::BackendChoice::host);
@@ -209,13 +208,7 @@ int cmd_relay(int argc, char** argv) {
   if (tok) resolve_text(spec, *tok);
   if (a.requests) spec.slots = a.concurrency;
 
-  std::unique_ptr<RuntimeRelay> relay;
-#if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
-  if (backend == cli::BackendChoice::cuda) relay = cli::build_relay_on_cuda(spec);
-#endif
-  if (!relay) relay = build_relay(spec);
-  for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
-  relay->prewarm();
+  const std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
   if (a.requests)
     return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);

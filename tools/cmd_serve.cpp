@@ -143,13 +143,7 @@ std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& 
   std::optional<Tokenizer> tok = cli::relay_tokenizer(spec, config, false, true);
   if (tok) resolve_text(spec, *tok);
   spec.slots = a.concurrency;
-  std::unique_ptr<RuntimeRelay> relay;
-#if BATON_CLI_CUDA
-  if (backend == cli::BackendChoice::cuda) relay = cli::build_relay_on_cuda(spec);
-#endif
-  if (!relay) relay = build_relay(spec);
-  for (const std::string& w : relay->warnings()) std::cerr << "baton: warning: " << w << "\n";
-  relay->prewarm();
+  std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
   return std::make_unique<serve::ServedRelay>(std::move(spec), std::move(tok), std::move(relay),
                                               serve::ServeLimits{a.concurrency, *a.queue});
 }
