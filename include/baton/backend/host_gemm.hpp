@@ -37,6 +37,7 @@
 #include <type_traits>
 
 #include "baton/backend/host_gemm_amx.hpp"
+#include "baton/core/quant.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
@@ -291,10 +292,43 @@ void pack_panel(const W* w, int in, int o0, int nr, int k0, int kc, float* dst, 
   }
 }
 
-/// The product with kernel K: one task per kBlockCols output columns.
-template <class K, class W>
+/// One micro-panel of a block-quantized matrix (Q8_0 / Q4_0): dst[k][j] = W[o0 + j][k0 + k],
+/// dequantized a block at a time (k0 and kc are whole blocks: every KC is a multiple of 32).
+template <int NR>
+void pack_panel(BlockView w, int in, int o0, int nr, int k0, int kc, float* dst, bool) {
+  const std::size_t row_bytes = block_row_bytes(w.format, static_cast<std::size_t>(in));
+  float v[kQuantBlock];
+  for (int j = 0; j < NR; ++j) {
+    float* d = dst + j;
+    if (j >= nr) {
+      for (int k = 0; k < kc; ++k) d[static_cast<std::size_t>(k) * NR] = 0.0f;
+      continue;
+    }
+    const std::uint8_t* row = w.data + static_cast<std::size_t>(o0 + j) * row_bytes;
+    for (int b = k0 / kQuantBlock; b < (k0 + kc) / kQuantBlock; ++b) {
+      if (w.format == BlockFormat::q8_0) {
+        const BlockQ8_0& q = reinterpret_cast<const BlockQ8_0*>(row)[b];
+        const float s = widen(q.d);
+        for (int i = 0; i < kQuantBlock; ++i) v[i] = s * static_cast<float>(q.qs[i]);
+      } else {
+        const BlockQ4_0& q = reinterpret_cast<const BlockQ4_0*>(row)[b];
+        const float s = widen(q.d);
+        for (int i = 0; i < kQuantBlock / 2; ++i) {
+          v[i] = s * static_cast<float>((q.qs[i] & 0x0f) - 8);
+          v[i + 16] = s * static_cast<float>((q.qs[i] >> 4) - 8);
+        }
+      }
+      float* db = d + static_cast<std::size_t>(b * kQuantBlock - k0) * NR;
+      for (int i = 0; i < kQuantBlock; ++i) db[static_cast<std::size_t>(i) * NR] = v[i];
+    }
+  }
+}
+
+/// The product with kernel K: one task per kBlockCols output columns. `w`: a pointer to the
+/// weights (f32 / bf16 / f16), or a BlockView of Q8_0 / Q4_0 blocks.
+template <class K, class Src>
 void gemm(HostContext* ctx, bool parallel, bool simd_pack, const float* x, int n, int in, int ldx,
-          const W* w, int out, float* y, int ldy, bool accumulate) {
+          Src w, int out, float* y, int ldy, bool accumulate) {
   static_assert(kBlockCols % K::NR == 0, "host_gemm: a block must hold whole micro-panels");
   const long blocks = (out + kBlockCols - 1) / kBlockCols;
   host_ops::parallel_ranges(ctx, blocks, parallel, [&](long b0, long b1) {
@@ -388,6 +422,27 @@ void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x
                                               accumulate);
   if (isa == Isa::avx2)
     return detail::gemm<detail::Avx2Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
+                                            accumulate);
+#endif
+  BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_gemm: kernels ",
+              host_simd::isa_name(isa), " were not compiled for this platform");
+  detail::gemm<detail::PortableKernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
+                                       accumulate);
+}
+
+/// gemm_nt for a matrix of Q8_0 / Q4_0 blocks: the panels are dequantized while packing (each
+/// weight once per product, whatever the tokens), and the f32 kernels multiply them with the
+/// unrounded activations.
+inline void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x, int n,
+                    int in, int ldx, BlockView w, int out, float* y, int ldy, bool accumulate) {
+  if (n <= 0 || out <= 0) return;
+#if BATON_HOST_SIMD_X86
+  using host_simd::Isa;
+  if (isa == Isa::avx512)
+    return detail::gemm<detail::Avx512Kernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
+                                              accumulate);
+  if (isa == Isa::avx2)
+    return detail::gemm<detail::Avx2Kernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
                                             accumulate);
 #endif
   BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_gemm: kernels ",

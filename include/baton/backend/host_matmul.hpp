@@ -12,8 +12,10 @@
 
 #include "baton/backend/host_gemm.hpp"
 #include "baton/backend/host_parallel.hpp"
+#include "baton/backend/host_quant.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
+#include "baton/core/quant.hpp"
 
 namespace baton::host_ops {
 
@@ -53,6 +55,30 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
     return;
   }
   const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
+  host_gemm::gemm_nt(isa, ctx, par, x, n, in, ldx, w, out, y, ldy, accumulate);
+}
+
+/// matmul_nt for a block-quantized model's matrix (`w.format`: Q8_0 / Q4_0 blocks, or the f16
+/// of a matrix whose rows are not whole blocks). Up to kMatvecRows rows: the rows are quantized
+/// into `scratch` and multiplied by the integer kernels (host_quant.hpp); more: the blocked
+/// product, dequantizing the weights into its panels.
+inline void matmul_nt(const float* x, int n, int in, int ldx, BlockView w, int out, float* y,
+                      int ldy, bool accumulate, HostContext* ctx,
+                      std::vector<QuantizedActivations>& scratch) {
+  if (w.format == BlockFormat::f16)
+    return matmul_nt(x, n, in, ldx, reinterpret_cast<const f16*>(w.data), out, y, ldy, accumulate,
+                     ctx);
+  const host_simd::Isa isa = ctx ? ctx->isa() : host_simd::best_isa();
+  const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
+  if (n <= kMatvecRows) {
+    host_quant::quantize_rows(x, n, in, ldx, scratch);
+    const QuantizedActivations* xq = scratch.data();
+    parallel_ranges(ctx, out, par, [&](long o0, long o1) {
+      host_quant::gemv_rows(isa, w, xq, n, in, static_cast<int>(o0), static_cast<int>(o1), y, ldy,
+                            accumulate);
+    });
+    return;
+  }
   host_gemm::gemm_nt(isa, ctx, par, x, n, in, ldx, w, out, y, ldy, accumulate);
 }
 

@@ -25,6 +25,7 @@
 #include "baton/kernels/rope.hpp"
 #include "baton/lora/lora_dims.hpp"
 #include "baton/model/family/family.hpp"
+#include "baton/model/block_matrix.hpp"
 #include "baton/model/family/qwen2.hpp"
 #include "baton/model/weight_reader.hpp"
 
@@ -32,18 +33,23 @@ namespace baton {
 
 /// The frozen base model shared by every stage of a relay.
 /// @tparam B backend holding the weights
-/// @tparam S storage type of the large matrices (f32, bf16 or f16)
+/// @tparam S storage of the large matrices: f32, bf16 or f16 (widened in every product), or
+///         q8_0 / q4_0 (GGML's blocks, quantized at load: core/quant.hpp). Block storages hold
+///         the embedding and the output head in the same blocks; a matrix whose rows are not
+///         a multiple of 32 stays f16 (fallback_matrices() lists them).
 /// @tparam F the model family (family::Qwen2 runs Qwen2 and Llama; family::Qwen3)
-template <Backend B, StorageType S, ModelFamily F = family::Qwen2>
+template <Backend B, WeightStorage S, ModelFamily F = family::Qwen2>
 class BaseModel {
  public:
   using backend = B;
   using storage = S;
   using family = F;
   using layer_weights = typename F::template layer_weights<B, S>;
+  using matrix = weight_matrix<B, S>;
 
   /// Loads config.json and the safetensors weights of a Hugging Face model folder.
-  /// Tensors of another float dtype are converted to S (narrowing rounds to nearest even).
+  /// Tensors of another float dtype are converted to S (narrowing rounds to nearest even;
+  /// a block storage quantizes them, core/quant.hpp).
   /// A folder of another family is a config_error that names the family to use.
   /// `limits` caps the JSON files read (config.json, a shard index).
   static BaseModel load(const std::filesystem::path& dir, const io::ReadLimits& limits = {}) {
@@ -63,10 +69,10 @@ class BaseModel {
     const auto z = [](int v) { return static_cast<std::size_t>(v); };
     const std::size_t hidden = z(c.hidden_size), vocab = z(c.vocab_size);
 
-    m.embed_ = reader.template read<S>(std::string(F::embedding_name), {vocab, hidden});
+    m.embed_ = reader.template matrix<S>(std::string(F::embedding_name), {vocab, hidden});
     m.final_norm_ = reader.template read<float>(std::string(F::final_norm_name), {hidden});
     if (!c.tie_word_embeddings) {
-      m.lm_head_ = reader.template read<S>(std::string(F::head_name), {vocab, hidden});
+      m.lm_head_ = reader.template matrix<S>(std::string(F::head_name), {vocab, hidden});
     }
     // No reserve(num_layers): check_layer_count bounded it by the tensors present, and
     // growing as layers load keeps a hostile count from sizing anything.
@@ -74,6 +80,7 @@ class BaseModel {
       m.layers_.push_back(F::template load_layer<B, S>(reader, c, i));
     }
     check_all_used(reader, c);
+    m.fallbacks_ = reader.fallbacks();
     const std::vector<double> inv =
         kernels::rope_inverse_frequencies(c.head_dim, c.rope_theta, c.rope_scaling);
     const std::vector<float> inv_f(inv.begin(), inv.end());
@@ -85,8 +92,7 @@ class BaseModel {
   /// models): `layers` in F's layout, `lm_head` empty when the config ties it to `embed`.
   /// Every buffer's size is checked against `config` (shape_error naming the tensor).
   static BaseModel from_weights(ModelConfig config, std::string source,
-                                typename B::template buffer<S> embed,
-                                typename B::template buffer<S> lm_head,
+                                matrix embed, matrix lm_head,
                                 typename B::template buffer<float> final_norm,
                                 std::vector<layer_weights> layers) {
     config.validate(source);
@@ -138,9 +144,9 @@ class BaseModel {
   /// The (in, out) widths of each projection an adapter may target (LoraSlice::load checks
   /// adapters against them).
   LoraShapes lora_shapes() const { return F::lora_shapes(config_); }
-  const typename B::template buffer<S>& embedding() const { return embed_; }
+  const matrix& embedding() const { return embed_; }
   /// The output head: the embedding matrix itself when the model ties them.
-  const typename B::template buffer<S>& head() const {
+  const matrix& head() const {
     return config_.tie_word_embeddings ? embed_ : lm_head_;
   }
   const typename B::template buffer<float>& final_norm() const { return final_norm_; }
@@ -148,10 +154,13 @@ class BaseModel {
   const typename B::template buffer<float>& inv_freq() const { return inv_freq_; }
   /// Bytes of weights one decode step reads (every matrix once, plus the head).
   std::size_t weight_bytes() const {
-    std::size_t total = head().size() * sizeof(S);
-    for (const auto& L : layers_) total += L.matrix_elements() * sizeof(S);
+    std::size_t total = matrix_bytes(head());
+    for (const auto& L : layers_) total += L.matrix_bytes();
     return total;
   }
+  /// A block storage's matrices kept in f16 because their rows are not a multiple of 32
+  /// (tensor names, fused ones joined by '+'); empty for the float storages.
+  const std::vector<std::string>& fallback_matrices() const { return fallbacks_; }
 
  private:
   BaseModel() = default;
@@ -204,16 +213,17 @@ class BaseModel {
 
   ModelConfig config_;
   std::string source_;
-  typename B::template buffer<S> embed_;
-  typename B::template buffer<S> lm_head_;
+  matrix embed_;
+  matrix lm_head_;
   typename B::template buffer<float> final_norm_;
   typename B::template buffer<float> inv_freq_;
   std::vector<layer_weights> layers_;
+  std::vector<std::string> fallbacks_;
 };
 
 /// Loads a model folder keeping weights in S: `load_model<host, bf16>("Qwen2.5-0.5B/")`, or
 /// `load_model<host, bf16, family::Qwen3>("Qwen3-0.6B/")`.
-template <Backend B, StorageType S, ModelFamily F = family::Qwen2>
+template <Backend B, WeightStorage S, ModelFamily F = family::Qwen2>
 BaseModel<B, S, F> load_model(const std::filesystem::path& dir, const io::ReadLimits& limits = {}) {
   return BaseModel<B, S, F>::load(dir, limits);
 }

@@ -23,7 +23,7 @@ namespace baton {
 /// {expected_pos, tokens} into `desc`; returns the last row of logits. The checks of forward()
 /// run first — except the vocabulary's: the ids are checked where they come from (a relay's
 /// literals and request on the host, outputs chosen by argmax). Nothing is queued if one fails.
-template <Backend B, StorageType S, ModelFamily F, int R, KvLayout L, class Fill>
+template <Backend B, WeightStorage S, ModelFamily F, int R, KvLayout L, class Fill>
 requires HasDeviceLoop<B>
 auto forward_in_scratch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
                         const LoraSlice<R, B>& slice, KvBuffer<L, B>& cache, KvTarget target,

@@ -48,7 +48,7 @@ void check_forward(const ModelConfig& c, const LoraSlice<R, B>& slice, KvBuffer<
 }
 }  // namespace detail
 
-template <Backend B, StorageType S, ModelFamily F, int R, KvLayout L>
+template <Backend B, WeightStorage S, ModelFamily F, int R, KvLayout L>
 auto forward(const BaseModel<B, S, F>& model, Workspace<B>& ws, const LoraSlice<R, B>& slice,
              KvBuffer<L, B>& cache, KvTarget target, int expected_pos,
              std::span<const std::int32_t> tokens, Logits mode) {

@@ -43,7 +43,7 @@ inline constexpr bool has_batched_forward_v = BatchedForward<B, Model, Slice, Ca
 /// The checks forward_batch() makes on one row before anything is written (forward()'s: ids
 /// in the vocabulary, the adapter's layers, the cache's write contract). A batch scheduler
 /// calls it per row first, so that one request's bad row fails that request alone.
-template <Backend B, StorageType S, ModelFamily F, class Slice, class Cache>
+template <Backend B, WeightStorage S, ModelFamily F, class Slice, class Cache>
 void check_batch_row(const BaseModel<B, S, F>& model, const BatchRow<Slice, Cache>& row) {
   const ModelConfig& c = model.config();
   BATON_CHECK(row.cache != nullptr, usage_error, "forward_batch: a row without a cache");
@@ -69,7 +69,7 @@ void check_batch_row(const BaseModel<B, S, F>& model, const BatchRow<Slice, Cach
 /// that fails its checks fails the batch: check_batch_row() each row first to isolate it), and
 /// two rows may not write the same cache target. Each row's cache position advances only after
 /// the whole forward succeeded.
-template <Backend B, StorageType S, ModelFamily F, class Slice, class Cache>
+template <Backend B, WeightStorage S, ModelFamily F, class Slice, class Cache>
 auto forward_batch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
                    std::span<const BatchRow<Slice, Cache>> rows) {
   using Model = BaseModel<B, S, F>;

@@ -45,6 +45,7 @@ namespace baton {
 template <class Model, class Slice, class Cache>
 class HostForwardOps {
   using S = typename Model::storage;
+  using Matrix = typename Model::matrix;
   using L = typename Cache::layout;
   template <class T>
   using buffer = host::buffer<T>;
@@ -66,17 +67,22 @@ class HostForwardOps {
   HostForwardOps(const HostForwardOps&) = delete;  // the spans point into this object
   HostForwardOps& operator=(const HostForwardOps&) = delete;
 
-  /// x = the embedding rows of the tokens, widened to f32.
+  /// x = the embedding rows of the tokens, widened (or dequantized) to f32.
   void embed() {
     const int H = c_.hidden_size;
-    const S* emb = model_.embedding().data();
+    const auto emb = weights(model_.embedding());
     float* x = ws_.x.data();
     for (const Span& r : spans_) {
       const std::int32_t* ids = r.row->tokens.data();
       host_ops::parallel_for(ctx_, r.n, par_tokens_, [&](long i) {
-        const S* src = emb + static_cast<std::size_t>(ids[i]) * H;
+        const auto id = static_cast<std::size_t>(ids[i]);
         float* dst = x + static_cast<std::size_t>(r.t0 + i) * H;
-        for (int k = 0; k < H; ++k) dst[k] = widen(src[k]);
+        if constexpr (BlockStorage<S>) {
+          dequantize_row(emb, id, static_cast<std::size_t>(H), dst);
+        } else {
+          const S* src = emb + id * H;
+          for (int k = 0; k < H; ++k) dst[k] = widen(src[k]);
+        }
       });
     }
   }
@@ -91,11 +97,11 @@ class HostForwardOps {
     });
   }
 
-  void qkv(const buffer<S>& wqkv, const buffer<float>& bqkv, int layer) {
+  void qkv(const Matrix& wqkv, const buffer<float>& bqkv, int layer) {
     const int H = c_.hidden_size, qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
     const float* xn = ws_.xn.data();
     float* qkv = ws_.qkv.data();
-    host_ops::matmul_nt(xn, n_, H, H, wqkv.data(), w, qkv, w, false, ctx_);
+    product(xn, n_, H, H, wqkv, w, qkv, w, false);
     if (!bqkv.empty()) {
       for (int t = 0; t < n_; ++t)
         for (int j = 0; j < w; ++j) qkv[t * w + j] += bqkv[j];
@@ -162,19 +168,19 @@ class HostForwardOps {
     }
   }
 
-  void output_projection(const buffer<S>& wo, int layer) {
+  void output_projection(const Matrix& wo, int layer) {
     const int H = c_.hidden_size, qd = c_.q_dim();
     const float* attn = ws_.attn.data();
     float* x = ws_.x.data();
-    host_ops::matmul_nt(attn, n_, qd, qd, wo.data(), H, x, H, true, ctx_);
+    product(attn, n_, qd, qd, wo, H, x, H, true);
     lora(layer, LoraTarget::o, attn, qd, x, H);
   }
 
-  void gate_up(const buffer<S>& wgate_up, int layer) {
+  void gate_up(const Matrix& wgate_up, int layer) {
     const int H = c_.hidden_size, F = c_.intermediate_size;
     const float* xn = ws_.xn.data();
     float* gu = ws_.gate_up.data();
-    host_ops::matmul_nt(xn, n_, H, H, wgate_up.data(), 2 * F, gu, 2 * F, false, ctx_);
+    product(xn, n_, H, H, wgate_up, 2 * F, gu, 2 * F, false);
     lora(layer, LoraTarget::gate, xn, H, gu, 2 * F);
     lora(layer, LoraTarget::up, xn, H, gu + F, 2 * F);
   }
@@ -190,11 +196,11 @@ class HostForwardOps {
         });
   }
 
-  void down_projection(const buffer<S>& wdown, int layer) {
+  void down_projection(const Matrix& wdown, int layer) {
     const int H = c_.hidden_size, F = c_.intermediate_size;
     const float* act = ws_.act.data();
     float* x = ws_.x.data();
-    host_ops::matmul_nt(act, n_, F, F, wdown.data(), H, x, H, true, ctx_);
+    product(act, n_, F, F, wdown, H, x, H, true);
     lora(layer, LoraTarget::down, act, F, x, H);
   }
 
@@ -209,8 +215,7 @@ class HostForwardOps {
       kernels::rmsnorm_row(x + static_cast<long>(logit_token(static_cast<int>(r))) * H,
                            model_.final_norm().data(), xn + r * H, H, eps);
     });
-    host_ops::matmul_nt(xn, rows_, H, H, model_.head().data(), V, ws_.logits.data(), V, false,
-                        ctx_);
+    product(xn, rows_, H, H, model_.head(), V, ws_.logits.data(), V, false);
     return std::span<const float>(ws_.logits.data(), static_cast<std::size_t>(rows_) * V);
   }
 
@@ -246,6 +251,17 @@ class HostForwardOps {
   }
 
   int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
+
+  /// y[n, out] (= or +=) x[n, in] · W^T with the base model's matrix in its storage.
+  void product(const float* x, int n, int in, int ldx, const Matrix& w, int out, float* y,
+               int ldy, bool accumulate) {
+    if constexpr (BlockStorage<S>) {
+      host_ops::matmul_nt(x, n, in, ldx, weights(w), out, y, ldy, accumulate, ctx_,
+                          ws_.quant_scratch);
+    } else {
+      host_ops::matmul_nt(x, n, in, ldx, w.data(), out, y, ldy, accumulate, ctx_);
+    }
+  }
   /// The token whose hidden state gives logits row `r`.
   int logit_token(int r) const { return logit_rows_.empty() ? single_first_ + r : logit_rows_[r]; }
 

@@ -47,7 +47,7 @@ namespace baton {
 
 /// Builds everything the lists name (the host programs).
 struct BuildEveryModel {
-  template <class F, StorageType S, int D>
+  template <class F, WeightStorage S, int D>
   static constexpr bool value = true;
 };
 

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "baton/backend/backend.hpp"
+#include "baton/core/quant.hpp"
 #include "baton/io/safetensors.hpp"
+#include "baton/model/block_matrix.hpp"
 
 namespace baton {
 
@@ -57,6 +59,43 @@ class WeightReader {
     return B::upload(std::span<const T>(host));
   }
 
+  /// A weight matrix in storage S: read() / concat() for the float storages; for the block
+  /// storages the rows are read in f32 and quantized (or kept f16 when their width is not a
+  /// multiple of 32: the matrix is then listed in fallbacks()). Quantizing rows of a
+  /// concatenation is quantizing each part, since a row never spans two parts.
+  template <WeightStorage S>
+  weight_matrix<B, S> matrix(const std::vector<Part>& parts) const {
+    if constexpr (StorageType<S>) {
+      return parts.size() == 1 ? read_as<S>(parts[0]) : concat<S>(parts);
+    } else {
+      const std::size_t cols = parts.at(0).shape.size() == 2 ? parts[0].shape[1] : 0;
+      BlockMatrix<B> m;
+      m.cols = cols;
+      m.format = cols % kQuantBlock == 0 ? S::format : BlockFormat::f16;
+      if (m.format == BlockFormat::f16) {
+        std::string names;
+        for (const Part& p : parts) names += (names.empty() ? "" : "+") + p.name;
+        fallbacks_.push_back(names);
+      }
+      const std::vector<float> values = parts.size() == 1 ? read_host(parts[0]) : concat_host(parts);
+      m.rows = cols ? values.size() / cols : 0;
+      const std::size_t row_bytes = block_row_bytes(m.format, cols);
+      std::vector<std::uint8_t> bytes(m.rows * row_bytes);
+      for (std::size_t r = 0; r < m.rows; ++r)
+        quantize_row(m.format, values.data() + r * cols, cols, bytes.data() + r * row_bytes);
+      m.bytes = B::upload(std::span<const std::uint8_t>(bytes));
+      return m;
+    }
+  }
+  /// One tensor as a weight matrix in storage S (see the list overload).
+  template <WeightStorage S>
+  weight_matrix<B, S> matrix(const std::string& name, std::vector<std::size_t> shape) const {
+    return matrix<S>(std::vector<Part>{{name, std::move(shape)}});
+  }
+
+  /// The matrices a block storage kept in f16 (rows not a multiple of 32), by tensor name(s).
+  const std::vector<std::string>& fallbacks() const { return fallbacks_; }
+
   const io::TensorSource& source() const { return *src_; }
 
   /// The checkpoint's tensors that no read() or concat() asked for, in the file's order.
@@ -68,6 +107,32 @@ class WeightReader {
   }
 
  private:
+  template <class T>
+  typename B::template buffer<T> read_as(const Part& p) const {
+    used_.insert(p.name);
+    const std::vector<T> host =
+        src_->template read<T>(p.name, std::span<const std::size_t>(p.shape));
+    return B::upload(std::span<const T>(host));
+  }
+  std::vector<float> read_host(const Part& p) const {
+    used_.insert(p.name);
+    return src_->template read<float>(p.name, std::span<const std::size_t>(p.shape));
+  }
+  std::vector<float> concat_host(const std::vector<Part>& parts) const {
+    std::size_t total = 0;
+    for (const Part& p : parts) total += elements(p.shape);
+    std::vector<float> host(total);
+    std::size_t off = 0;
+    for (const Part& p : parts) {
+      used_.insert(p.name);
+      const std::size_t n = elements(p.shape);
+      src_->template read_into<float>(p.name, std::span<const std::size_t>(p.shape),
+                                      std::span<float>(host.data() + off, n));
+      off += n;
+    }
+    return host;
+  }
+
   static std::size_t elements(const std::vector<std::size_t>& shape) {
     std::size_t n = 1;
     for (std::size_t d : shape) n *= d;
@@ -76,6 +141,7 @@ class WeightReader {
   const io::TensorSource* src_;
   // What the family asked for, so a load can refuse tensors it would silently drop.
   mutable std::set<std::string, std::less<>> used_;
+  mutable std::vector<std::string> fallbacks_;
 };
 
 }  // namespace baton

@@ -36,7 +36,7 @@ struct RelayExecution<host> {
 /// build_relay_as_on on the host backend: one (storage type, head_dim, family) instantiation,
 /// so a program made for one model compiles in a fraction of build_relay's time
 /// (Batching::without leaves the scheduler out as well).
-template <StorageType S, int D, ModelFamily F = family::Qwen2,
+template <WeightStorage S, int D, ModelFamily F = family::Qwen2,
           Batching W = Batching::with_scheduler>
 std::unique_ptr<RuntimeRelay> build_relay_as(const RelaySpec& spec) {
   return build_relay_as_on<host, S, D, F, W>(spec);

@@ -115,7 +115,7 @@ inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
 
 /// A relay from a spec on backend B (host, or cuda through relay/cuda_relay.cuh), for a model
 /// of family F with weights in S and head_dim D.
-template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2,
+template <Backend B, WeightStorage S, int D, ModelFamily F = family::Qwen2,
           Batching W = Batching::with_scheduler>
 class BackendRuntimeRelay final : public RuntimeRelay {
   using Model = BaseModel<B, S, F>;
@@ -248,7 +248,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
 /// dispatch over every supported triple, so a program made for one model compiles in a
 /// fraction of the time (W: whether it carries RuntimeRelay::batched, see Batching). Throws
 /// config_error when the model's files say otherwise.
-template <Backend B, StorageType S, int D, ModelFamily F = family::Qwen2,
+template <Backend B, WeightStorage S, int D, ModelFamily F = family::Qwen2,
           Batching W = Batching::with_scheduler>
 std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
   check_spec_backend(spec, B::name);  // before anything is loaded

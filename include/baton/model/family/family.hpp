@@ -61,8 +61,9 @@ struct ForwardOpsArchetype {
 /// A model family: a struct with
 ///   - `name`, and `architectures`: the config.json class names it runs;
 ///   - tensor names outside the layers: `embedding_name`, `final_norm_name`, `head_name`;
-///   - `layer_weights<B, S>`: one layer's weights (matrices in S, small vectors in f32), with
-///     `matrix_elements()` (what one decode step reads, for bandwidth figures);
+///   - `layer_weights<B, S>`: one layer's weights (matrices as weight_matrix<B, S>, small
+///     vectors in f32), with
+///     `matrix_bytes()` (what one decode step reads, for bandwidth figures);
 ///   - `load_layer<B, S>(reader, config, layer)`: reads them (tensor names, fusions);
 ///   - `lora_shapes(config)`: the (in, out) widths of each projection an adapter may target;
 ///   - `layer(ops, weights, layer)`: the layer schedule over the forward operations.
@@ -75,7 +76,7 @@ concept ModelFamily = requires(const ModelConfig& c, const WeightReader<host>& r
   { F::embedding_name } -> std::convertible_to<std::string_view>;
   { F::final_norm_name } -> std::convertible_to<std::string_view>;
   { F::head_name } -> std::convertible_to<std::string_view>;
-  { w.matrix_elements() } -> std::same_as<std::size_t>;
+  { w.matrix_bytes() } -> std::same_as<std::size_t>;
   {
     F::template load_layer<host, f32>(reader, c, layer)
     } -> std::same_as<typename F::template layer_weights<host, f32>>;

@@ -15,6 +15,7 @@
 #include "baton/core/dtype.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/lora/lora_dims.hpp"
+#include "baton/model/block_matrix.hpp"
 #include "baton/model/family/family.hpp"
 #include "baton/model/weight_reader.hpp"
 
@@ -30,23 +31,24 @@ struct Qwen2 {
 
   /// One transformer block. q/k/v are fused into one [q + 2 kv, hidden] matrix and gate/up
   /// into one [2 ffn, hidden] at load, so each is a single product.
-  template <Backend B, StorageType S>
+  template <Backend B, WeightStorage S>
   struct layer_weights {
     typename B::template buffer<float> attn_norm;  ///< [hidden]
-    typename B::template buffer<S> wqkv;           ///< [q + 2 kv, hidden]: q, k, v rows
+    weight_matrix<B, S> wqkv;                      ///< [q + 2 kv, hidden]: q, k, v rows
     typename B::template buffer<float> bqkv;       ///< [q + 2 kv], or empty (no attention bias)
-    typename B::template buffer<S> wo;             ///< [hidden, q]
+    weight_matrix<B, S> wo;                        ///< [hidden, q]
     typename B::template buffer<float> mlp_norm;   ///< [hidden]
-    typename B::template buffer<S> wgate_up;       ///< [2 ffn, hidden]: gate rows, then up rows
-    typename B::template buffer<S> wdown;          ///< [hidden, ffn]
+    weight_matrix<B, S> wgate_up;                  ///< [2 ffn, hidden]: gate rows, then up rows
+    weight_matrix<B, S> wdown;                     ///< [hidden, ffn]
 
-    std::size_t matrix_elements() const {
-      return wqkv.size() + wo.size() + wgate_up.size() + wdown.size();
+    std::size_t matrix_bytes() const {
+      return baton::matrix_bytes(wqkv) + baton::matrix_bytes(wo) + baton::matrix_bytes(wgate_up) +
+             baton::matrix_bytes(wdown);
     }
   };
 
   /// Reads layer `i` ("model.layers.<i>." names), fusing q/k/v and gate/up.
-  template <Backend B, StorageType S>
+  template <Backend B, WeightStorage S>
   static layer_weights<B, S> load_layer(const WeightReader<B>& r, const ModelConfig& c, int i) {
     const auto z = [](int v) { return static_cast<std::size_t>(v); };
     const std::size_t hidden = z(c.hidden_size), ffn = z(c.intermediate_size);
@@ -55,7 +57,7 @@ struct Qwen2 {
     layer_weights<B, S> w;
     w.attn_norm = r.template read<float>(p + "input_layernorm.weight", {hidden});
     w.mlp_norm = r.template read<float>(p + "post_attention_layernorm.weight", {hidden});
-    w.wqkv = r.template concat<S>({{p + "self_attn.q_proj.weight", {qd, hidden}},
+    w.wqkv = r.template matrix<S>({{p + "self_attn.q_proj.weight", {qd, hidden}},
                                    {p + "self_attn.k_proj.weight", {kvd, hidden}},
                                    {p + "self_attn.v_proj.weight", {kvd, hidden}}});
     if (c.attention_bias) {
@@ -63,10 +65,10 @@ struct Qwen2 {
                                          {p + "self_attn.k_proj.bias", {kvd}},
                                          {p + "self_attn.v_proj.bias", {kvd}}});
     }
-    w.wo = r.template read<S>(p + "self_attn.o_proj.weight", {hidden, qd});
-    w.wgate_up = r.template concat<S>(
+    w.wo = r.template matrix<S>(p + "self_attn.o_proj.weight", {hidden, qd});
+    w.wgate_up = r.template matrix<S>(
         {{p + "mlp.gate_proj.weight", {ffn, hidden}}, {p + "mlp.up_proj.weight", {ffn, hidden}}});
-    w.wdown = r.template read<S>(p + "mlp.down_proj.weight", {hidden, ffn});
+    w.wdown = r.template matrix<S>(p + "mlp.down_proj.weight", {hidden, ffn});
     return w;
   }
 

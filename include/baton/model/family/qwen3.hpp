@@ -29,13 +29,13 @@ struct Qwen3 {
   static constexpr std::string_view head_name = Qwen2::head_name;
 
   /// Qwen2's weights plus the two per-head norms.
-  template <Backend B, StorageType S>
+  template <Backend B, WeightStorage S>
   struct layer_weights : Qwen2::layer_weights<B, S> {
     typename B::template buffer<float> q_norm;  ///< [head_dim], applied to every q head
     typename B::template buffer<float> k_norm;  ///< [head_dim], applied to every k head
   };
 
-  template <Backend B, StorageType S>
+  template <Backend B, WeightStorage S>
   static layer_weights<B, S> load_layer(const WeightReader<B>& r, const ModelConfig& c, int i) {
     layer_weights<B, S> w{Qwen2::load_layer<B, S>(r, c, i)};
     const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";

@@ -1,0 +1,213 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief Block-quantized weights: GGML's Q8_0 and Q4_0 block layouts, the round-to-nearest
+///        quantizer llama.cpp's reference code uses, and their dequantization — plain math
+///        shared by host and device (BATON_HD).
+///
+/// A block is 32 consecutive weights of one row with one f16 scale d:
+///   Q8_0: qs[i] = round(x[i] / d) in [-127, 127], d = max|x| / 127 (34 bytes: 8.5 bits/weight)
+///   Q4_0: the value v of largest magnitude (its sign kept) gives d = v / -8; each weight is
+///         q = min(15, trunc(x / d + 8.5)) in [0, 15], stored as q - 8 ∈ [-8, 7] times d.
+///         Byte j holds weight j in its low nibble and weight j + 16 in its high one
+///         (18 bytes: 4.5 bits/weight).
+/// Rounding: round half away from zero for Q8_0 (C's roundf), the reciprocal of the f32 scale
+/// (not of its f16 rounding), the scale rounded to f16 to nearest even: what llama.cpp's
+/// quantize_row_q8_0_ref / q4_0_ref and gguf-py's numpy quantizer compute, so a matrix quantized
+/// here is byte for byte the one they write (tests/quant/ checks against gguf-py).
+///
+/// A matrix quantizes row by row; a row whose width is not a multiple of 32 cannot, and such a
+/// matrix stays f16 (`BlockFormat::f16`, listed by BaseModel::fallback_matrices()).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "baton/core/dtype.hpp"
+#include "baton/core/macros.hpp"
+
+namespace baton {
+
+/// Weights per block.
+inline constexpr int kQuantBlock = 32;
+
+/// One Q8_0 block (GGML's block_q8_0).
+struct BlockQ8_0 {
+  f16 d;
+  std::int8_t qs[kQuantBlock];
+};
+/// One Q4_0 block (GGML's block_q4_0).
+struct BlockQ4_0 {
+  f16 d;
+  std::uint8_t qs[kQuantBlock / 2];
+};
+static_assert(sizeof(BlockQ8_0) == 34 && alignof(BlockQ8_0) == 2, "GGML's Q8_0 block is 34 bytes");
+static_assert(sizeof(BlockQ4_0) == 18 && alignof(BlockQ4_0) == 2, "GGML's Q4_0 block is 18 bytes");
+
+/// 32 activations quantized for the host's integer dot products with Q8_0 / Q4_0 weights:
+/// qs[i] = round(x[i] / d), d = max|x| / 127 kept in f32 (llama.cpp keeps it in f16).
+struct QuantizedActivations {
+  float d;
+  std::int8_t qs[kQuantBlock];
+};
+
+/// How one quantized model's matrix is held: its blocks, or f16 where rows are not whole blocks.
+enum class BlockFormat : std::uint8_t { f16, q8_0, q4_0 };
+
+constexpr std::string_view block_format_name(BlockFormat f) {
+  return f == BlockFormat::q8_0 ? "q8_0" : f == BlockFormat::q4_0 ? "q4_0" : "f16";
+}
+
+/// Bytes of one row of `cols` weights in format f (cols a multiple of 32 for the block formats).
+BATON_HD constexpr std::size_t block_row_bytes(BlockFormat f, std::size_t cols) {
+  return f == BlockFormat::q8_0   ? cols / kQuantBlock * sizeof(BlockQ8_0)
+         : f == BlockFormat::q4_0 ? cols / kQuantBlock * sizeof(BlockQ4_0)
+                                  : cols * sizeof(f16);
+}
+
+/// A read-only view of a quantized model's matrix [rows, cols] in backend memory: what the
+/// products and the embedding gather take (the matrix's owner is BlockMatrix, model/).
+struct BlockView {
+  const std::uint8_t* data = nullptr;
+  BlockFormat format = BlockFormat::f16;
+};
+
+/// Storage tags of the block-quantized base models: BaseModel<B, q8_0> holds its matrices as
+/// Q8_0 blocks (LoRA slices, norms and biases stay f32).
+struct q8_0 {
+  static constexpr BlockFormat format = BlockFormat::q8_0;
+  static constexpr std::string_view name = "q8_0";
+};
+struct q4_0 {
+  static constexpr BlockFormat format = BlockFormat::q4_0;
+  static constexpr std::string_view name = "q4_0";
+};
+
+template <class T>
+inline constexpr bool is_block_storage_v = std::is_same_v<T, q8_0> || std::is_same_v<T, q4_0>;
+
+/// A block-quantized storage tag (q8_0, q4_0).
+template <class T>
+concept BlockStorage = is_block_storage_v<T>;
+
+/// What a base model's matrices may be stored as: a float type (f32, bf16, f16, kept as is)
+/// or a block format (quantized at load, or read pre-quantized).
+template <class T>
+concept WeightStorage = StorageType<T> || BlockStorage<T>;
+
+/// The storage's name as the relay files and the CLI spell it ("f32", "bf16", "q8_0", ...).
+template <WeightStorage S>
+constexpr std::string_view storage_name() {
+  if constexpr (BlockStorage<S>) {
+    return S::name;
+  } else {
+    return std::is_same_v<S, f32> ? "f32" : std::is_same_v<S, bf16> ? "bf16" : "f16";
+  }
+}
+
+/// Rounds half away from zero, as C's roundf (the quantizers' rounding).
+BATON_HD inline float round_half_away(float v) {
+  const float t = static_cast<float>(static_cast<int>(v < 0.0f ? -v : v));  // |v| truncated
+  const float a = (v < 0.0f ? -v : v) - t >= 0.5f ? t + 1.0f : t;
+  return v < 0.0f ? -a : a;
+}
+
+/// Quantizes 32 weights into one Q8_0 block.
+BATON_HD inline void quantize_block_q8_0(const float* x, BlockQ8_0& b) {
+  float amax = 0.0f;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    const float a = x[i] < 0.0f ? -x[i] : x[i];
+    amax = a > amax ? a : amax;
+  }
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  b.d = to_f16(d);
+  for (int i = 0; i < kQuantBlock; ++i)
+    b.qs[i] = static_cast<std::int8_t>(round_half_away(x[i] * id));
+}
+
+/// Quantizes 32 weights into one Q4_0 block.
+BATON_HD inline void quantize_block_q4_0(const float* x, BlockQ4_0& b) {
+  float amax = 0.0f, vmax = 0.0f;  // the value of largest magnitude, sign kept (first wins)
+  for (int i = 0; i < kQuantBlock; ++i) {
+    const float a = x[i] < 0.0f ? -x[i] : x[i];
+    if (amax < a) {
+      amax = a;
+      vmax = x[i];
+    }
+  }
+  const float d = vmax / -8.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  b.d = to_f16(d);
+  for (int j = 0; j < kQuantBlock / 2; ++j) {
+    // x * id + 8.5 >= 0 (|x * id| <= 8), so the cast truncates a non-negative value
+    const int lo = static_cast<int>(static_cast<std::int8_t>(x[j] * id + 8.5f));
+    const int hi = static_cast<int>(static_cast<std::int8_t>(x[j + 16] * id + 8.5f));
+    b.qs[j] = static_cast<std::uint8_t>((lo < 15 ? lo : 15) | (hi < 15 ? hi : 15) << 4);
+  }
+}
+
+/// Quantizes 32 activations (Q8_0's rounding, the scale kept in f32).
+BATON_HD inline void quantize_activations(const float* x, QuantizedActivations& b) {
+  float amax = 0.0f;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    const float a = x[i] < 0.0f ? -x[i] : x[i];
+    amax = a > amax ? a : amax;
+  }
+  b.d = amax / 127.0f;
+  const float id = b.d != 0.0f ? 1.0f / b.d : 0.0f;
+  for (int i = 0; i < kQuantBlock; ++i)
+    b.qs[i] = static_cast<std::int8_t>(round_half_away(x[i] * id));
+}
+
+/// Weight i (0..31) of a block, in f32.
+BATON_HD inline float dequantize(const BlockQ8_0& b, int i) { return widen(b.d) * b.qs[i]; }
+BATON_HD inline float dequantize(const BlockQ4_0& b, int i) {
+  const int q = i < 16 ? (b.qs[i] & 0x0f) : (b.qs[i - 16] >> 4);
+  return widen(b.d) * static_cast<float>(q - 8);
+}
+
+/// Element (row, col) of a matrix of `cols` columns held in `w`'s format.
+BATON_HD inline float block_element(BlockView w, std::size_t row, std::size_t col,
+                                    std::size_t cols) {
+  const std::uint8_t* r = w.data + row * block_row_bytes(w.format, cols);
+  switch (w.format) {
+    case BlockFormat::q8_0:
+      return dequantize(reinterpret_cast<const BlockQ8_0*>(r)[col / kQuantBlock],
+                        static_cast<int>(col % kQuantBlock));
+    case BlockFormat::q4_0:
+      return dequantize(reinterpret_cast<const BlockQ4_0*>(r)[col / kQuantBlock],
+                        static_cast<int>(col % kQuantBlock));
+    case BlockFormat::f16:
+      break;
+  }
+  return widen(reinterpret_cast<const f16*>(r)[col]);
+}
+
+/// One row of the matrix widened into dst[0, cols).
+BATON_HD inline void dequantize_row(BlockView w, std::size_t row, std::size_t cols, float* dst) {
+  for (std::size_t c = 0; c < cols; ++c) dst[c] = block_element(w, row, c, cols);
+}
+
+/// Quantizes one row of `cols` weights (a multiple of 32, or any width for f16) into `dst`
+/// (block_row_bytes(f, cols) bytes).
+inline void quantize_row(BlockFormat f, const float* x, std::size_t cols, std::uint8_t* dst) {
+  switch (f) {
+    case BlockFormat::q8_0:
+      for (std::size_t b = 0; b < cols / kQuantBlock; ++b)
+        quantize_block_q8_0(x + b * kQuantBlock, reinterpret_cast<BlockQ8_0*>(dst)[b]);
+      return;
+    case BlockFormat::q4_0:
+      for (std::size_t b = 0; b < cols / kQuantBlock; ++b)
+        quantize_block_q4_0(x + b * kQuantBlock, reinterpret_cast<BlockQ4_0*>(dst)[b]);
+      return;
+    case BlockFormat::f16:
+      for (std::size_t c = 0; c < cols; ++c) reinterpret_cast<f16*>(dst)[c] = to_f16(x[c]);
+      return;
+  }
+}
+
+}  // namespace baton
