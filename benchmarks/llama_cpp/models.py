@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
 """The side-by-side benchmark's models: random Hugging Face checkpoints (config.json +
-model.safetensors, float32) and their GGUF conversions (f32, f16, bf16) for llama.cpp.
+model.safetensors, float32) and their GGUF conversions (f32, f16, bf16, q8_0, q4_0) for
+llama.cpp.
 
 The GGUF files follow what llama.cpp's qwen2 and llama loaders read: tensor names
 token_embd / blk.N.* / output_norm / output, `{arch}.*` hyper-parameters, and no tokenizer
@@ -12,6 +13,7 @@ permutation (its RoPE in llama.cpp is the NeoX, rotate-half, kind)."""
 
 import json
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,18 +196,27 @@ def _made_up_tokens(n: int) -> list[str]:
     return out[:n]
 
 
+# GGML's block-quantized formats: 32 weights per block, one f16 scale.
+QUANT_BLOCK = 32
+QUANTIZED = ("q8_0", "q4_0")
+
+
 def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: Path, tied: bool = False,
-               token_list: bool = False) -> None:
-    """One GGUF file: matrices at `precision` (f32, f16 or bf16); norms and biases f32, as
-    llama.cpp's converter keeps them. `token_list`: a byte-level BPE vocabulary of made-up tokens
-    (the 256 byte symbols, then unique letter strings; one merge) instead of none, for
-    llama-server, which turns every generated id into text."""
+               token_list: bool = False) -> list[str]:
+    """One GGUF file: matrices at `precision` (f32, f16, bf16, q8_0 or q4_0); norms and biases
+    f32, as llama.cpp's converter keeps them. At q8_0/q4_0 every matrix is quantized with
+    gguf-py's reference quantizer (llama.cpp's round-to-nearest), the embedding and the output
+    head included, except a matrix whose rows (its last dimension) are not a whole number of
+    blocks: that one is written f16, as baton keeps it. Returns the names of those f16
+    matrices (empty at the other precisions). `token_list`: a byte-level BPE vocabulary of
+    made-up tokens (the 256 byte symbols, then unique letter strings; one merge) instead of
+    none, for llama-server, which turns every generated id into text."""
     import gguf
 
-    qt = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
-          "bf16": gguf.GGMLQuantizationType.BF16}[precision]
-    ftype = {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
-             "bf16": gguf.LlamaFileType.MOSTLY_BF16}[precision]
+    T, F = gguf.GGMLQuantizationType, gguf.LlamaFileType
+    qt = {"f32": T.F32, "f16": T.F16, "bf16": T.BF16, "q8_0": T.Q8_0, "q4_0": T.Q4_0}[precision]
+    ftype = {"f32": F.ALL_F32, "f16": F.MOSTLY_F16, "bf16": F.MOSTLY_BF16, "q8_0": F.MOSTLY_Q8_0,
+             "q4_0": F.MOSTLY_Q4_0}[precision]
     w = gguf.GGUFWriter(str(path), s.arch)
     w.add_name(s.name)
     w.add_file_type(ftype)
@@ -232,14 +243,20 @@ def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: P
     else:
         w.add_tokenizer_model("none")
 
+    fallback = []
+
     def put(name: str, a: np.ndarray, matrix: bool) -> None:
         a = np.ascontiguousarray(a, dtype=np.float32)
-        if not matrix or qt == gguf.GGMLQuantizationType.F32:
+        t = qt if matrix else T.F32
+        if precision in QUANTIZED and matrix and a.shape[-1] % QUANT_BLOCK:
+            fallback.append(name)
+            t = T.F16
+        if t == T.F32:
             w.add_tensor(name, a)
-        elif qt == gguf.GGMLQuantizationType.F16:
+        elif t == T.F16:
             w.add_tensor(name, a.astype(np.float16))
         else:
-            w.add_tensor(name, gguf.quants.quantize(a, qt), raw_dtype=qt)
+            w.add_tensor(name, gguf.quants.quantize(a, t), raw_dtype=t)
 
     put("token_embd.weight", tensors["model.embed_tokens.weight"], True)
     put("output_norm.weight", tensors["model.norm.weight"], False)
@@ -268,3 +285,34 @@ def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: P
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    if fallback:
+        print(f"models.py: {path.name}: {len(fallback)} matrices have rows that are not a multiple of "
+              f"{QUANT_BLOCK} and stay f16: {', '.join(fallback)}", file=sys.stderr)
+    return fallback
+
+
+def prepare(work: Path, name: str, precisions) -> dict:
+    """The cached benchmark model `name` under work/name: its Hugging Face folder (written once,
+    stamped `.complete`) and one GGUF per precision, each written when first asked for (from
+    the folder's tensors, so a cache made before a precision existed gains it). Returns the
+    shape, the folder and {precision: GGUF path}."""
+    s = SHAPES[name]
+    d = work / name
+    stamp = d / ".complete"
+    tensors = None
+    if not stamp.exists():
+        print(f"models.py: writing {name} ({s.parameters() / 1e6:.0f}M parameters)", file=sys.stderr)
+        tensors = random_tensors(s)
+        write_hf(s, tensors, d / "hf")
+        stamp.write_text("ok")
+    ggufs = {p: d / f"{name}-{p}.gguf" for p in precisions}
+    for p, path in ggufs.items():
+        if path.exists():
+            continue
+        if tensors is None:
+            tensors = read_hf(d / "hf")[1]
+        print(f"models.py: writing {path.name}", file=sys.stderr)
+        part = path.with_name(path.name + ".part")  # an interrupted write leaves no GGUF behind
+        write_gguf(s, tensors, p, part)
+        part.rename(path)
+    return {"shape": s, "hf": d / "hf", "gguf": ggufs}

@@ -37,7 +37,8 @@ def main() -> int:
         if field == "bandwidth_fraction":
             ax.axhline(0.9, color="gray", linestyle="--", linewidth=1)
         ax.legend(fontsize=8)
-    fig.suptitle(f"baton vs llama.cpp, {data['threads']} threads, {data['rounds']} interleaved rounds "
+    isa = f", baton capped at {data['baton_isa']}" if data.get("baton_isa") else ""
+    fig.suptitle(f"baton vs llama.cpp, {data['threads']} threads, {data['rounds']} interleaved rounds{isa} "
                  "(medians; whiskers: min-max over rounds)")
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)

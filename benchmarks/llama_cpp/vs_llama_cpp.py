@@ -27,7 +27,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import models  # noqa: E402
 
-PRECISIONS = ("f32", "f16", "bf16")
+# q8_0 / q4_0: baton's block-quantized storages against llama.cpp's GGUF of the same format
+# (models.write_gguf: the same quantizer, the same f16 fallbacks).
+PRECISIONS = ("f32", "f16", "bf16", "q8_0", "q4_0")
 # "bf16p": the bf16 model with baton's opt-in bf16 products in prefill (decode_bench
 # --bf16-products: activations rounded to bf16, AVX512-BF16), against llama.cpp's bf16 GGUF.
 BF16_PRODUCTS = "bf16p"
@@ -49,14 +51,19 @@ def run_json(cmd: list[str], env=None) -> dict:
 
 
 class Engines:
-    def __init__(self, decode_bench: str, threads: int):
+    def __init__(self, decode_bench: str, threads: int, isa: str | None = None):
         self.decode_bench = decode_bench
         self.threads = threads
+        # baton's kernels capped at this instruction set (decode_bench --isa), to stand for a
+        # CPU without the newer ones; llama.cpp keeps its build for this CPU
+        self.isa = isa
         # the same thread count for both; OpenMP binds nothing (as llama.cpp binds nothing)
         self.env = dict(os.environ, OMP_NUM_THREADS=str(threads))
 
     def baton(self, hf_dir: Path, precision: str, prompt: int, decode: int, openmp=False) -> dict:
         extra = ["--bf16-products"] if precision == BF16_PRODUCTS else []
+        if self.isa:
+            extra += ["--isa", self.isa]
         out = run_json([self.decode_bench, "--model", str(hf_dir), "--storage", storage_of(precision),
                         "--no-bandwidth", "--runs", "1", "--prompt", str(prompt), "--decode",
                         str(decode), "--threads", str(self.threads)] + extra + (["--openmp"] if openmp else []),
@@ -65,7 +72,7 @@ class Engines:
         return {"prefill_tokens_per_s": r["prefill_tokens_per_s"],
                 "decode_tokens_per_s": r["decode_tokens_per_s"],
                 "weight_bytes_per_step": r["weight_bytes_per_step"],
-                "greedy_tokens": r["greedy_tokens"]}
+                "greedy_tokens": r["greedy_tokens"], "kernels": out.get("kernels")}
 
     def llama(self, gguf: Path, prompt: int, decode: int, tokens=None) -> dict:
         cmd = [sys.executable, str(HERE / "llama_worker.py"), "--gguf", str(gguf), "--prompt",
@@ -101,39 +108,31 @@ class BusyCore:
 
 
 def prepare_models(work: Path, names: list[str], precisions) -> dict:
+    # f32 as well: the greedy-agreement check runs on it whatever is timed
+    ggufs = sorted({"f32"} | {storage_of(p) for p in precisions})
     out = {}
     for name in names:
-        s = models.SHAPES[name]
-        d = work / name
-        stamp = d / ".complete"
-        if not stamp.exists():
-            log(f"vs_llama_cpp: writing {name} ({s.parameters() / 1e6:.0f}M parameters) and its GGUFs")
-            t = models.random_tensors(s)
-            models.write_hf(s, t, d / "hf")
-            for p in PRECISIONS:
-                models.write_gguf(s, t, p, d / f"{name}-{p}.gguf")
-            del t
-            stamp.write_text("ok")
-        out[name] = {"shape": s, "hf": d / "hf",
-                     "gguf": {p: d / f"{name}-{storage_of(p)}.gguf" for p in precisions}}
+        m = models.prepare(work, name, ggufs)
+        m["gguf"] = {**m["gguf"], **{p: m["gguf"][storage_of(p)] for p in precisions}}
+        out[name] = m
     return out
 
 
-def check_golden_conversion(e: Engines, root: Path, work: Path) -> dict:
-    """The converter against llama.cpp's golden outputs: tests/golden/qwen-e, converted here
+def check_golden_conversion(e: Engines, root: Path, work: Path, model: str = "qwen-e") -> dict:
+    """The converter against llama.cpp's golden outputs: tests/golden/<model>, converted here
     at f32, must give golden.json's greedy tokens (they came from llama.cpp with the
     project's own conversion), so the GGUF files mean what baton's checkpoints mean."""
     golden = json.loads((root / "tests/golden/golden.json").read_text())
-    cfg, t = models.read_hf(root / "tests/golden/qwen-e")
-    s = models.shape_of_config("qwen-e", cfg)
-    path = work / "qwen-e-f32.gguf"
+    cfg, t = models.read_hf(root / "tests/golden" / model)
+    s = models.shape_of_config(model, cfg)
+    path = work / f"{model}-f32.gguf"
     models.write_gguf(s, t, "f32", path, tied=cfg.get("tie_word_embeddings", False))
-    runs = [r for r in golden["runs"] if r.get("model") == "qwen-e" and not r.get("adapter")]
+    runs = [r for r in golden["runs"] if r.get("model") == model and not r.get("adapter")]
     results = []
     for r in runs:
         got = e.llama(path, 0, len(r["tokens"]) - 1, tokens=r["prompt"])["greedy_tokens"]
         results.append({"prompt": r["prompt"], "agree": got == r["tokens"]})
-    return {"model": "qwen-e", "runs": len(results), "agree": all(x["agree"] for x in results) and bool(results),
+    return {"model": model, "runs": len(results), "agree": all(x["agree"] for x in results) and bool(results),
             "details": results}
 
 
@@ -151,7 +150,11 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default="qwen2-155m,llama-106m")
     ap.add_argument("--precisions", default="f32,f16,bf16",
-                    help=f"of f32, f16, bf16 and {BF16_PRODUCTS} (bf16 with baton's opt-in bf16 products)")
+                    help=f"of f32, f16, bf16, q8_0, q4_0 (block-quantized: baton's storage and llama.cpp's "
+                         f"GGUF type of that name) and {BF16_PRODUCTS} (bf16 with baton's opt-in bf16 products)")
+    ap.add_argument("--isa", choices=("avx2",),
+                    help="cap baton's kernels at this instruction set (decode_bench --isa), as on a CPU "
+                         "without AVX-512; llama.cpp keeps its build for this CPU")
     ap.add_argument("--busy-rounds", type=int, default=7, help="0: no busy-core condition")
     ap.add_argument("--busy-models", default="qwen2-155m")
     ap.add_argument("--stream-mib", type=int, default=512)
@@ -165,14 +168,18 @@ def main() -> int:
 
     root, work = Path(a.root), Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    e = Engines(a.decode_bench, a.threads)
+    e = Engines(a.decode_bench, a.threads, a.isa)
     precisions = a.precisions.split(",")
+    unknown = [p for p in precisions if p not in PRECISIONS + (BF16_PRODUCTS,)]
+    if unknown:
+        ap.error(f"unknown precision {', '.join(unknown)}")
     names = a.models.split(",")
     ms = prepare_models(work, names, precisions)
     result = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                           "lscpu": subprocess.run(["lscpu"], capture_output=True, text=True).stdout,
                           "loadavg_start": os.getloadavg()},
               "threads": a.threads, "rounds": a.rounds, "busy_rounds": a.busy_rounds,
+              "baton_isa": a.isa,  # null: the best this CPU runs
               "models": {n: {**m["shape"].__dict__, "parameters": m["shape"].parameters()}
                          for n, m in ms.items()}}
 
@@ -183,8 +190,10 @@ def main() -> int:
     # Same computation: greedy tokens of both engines at f32 on every benchmark model.
     result["greedy_agreement"] = {}
     for n, m in ms.items():
-        b = e.baton(m["hf"], "f32", 128, 32)["greedy_tokens"]
-        ll = e.llama(m["gguf"]["f32"] if "f32" in m["gguf"] else m["hf"].parent / f"{n}-f32.gguf", 128, 32)["greedy_tokens"]
+        run = e.baton(m["hf"], "f32", 128, 32)
+        result["baton_kernels"] = run["kernels"]  # what --isa left baton's decode kernels on
+        b = run["greedy_tokens"]
+        ll = e.llama(m["gguf"]["f32"], 128, 32)["greedy_tokens"]
         same = next((i for i, (x, y) in enumerate(zip(b, ll)) if x != y), len(b))
         result["greedy_agreement"][n] = {"baton": b, "llama_cpp": ll, "agree": b == ll, "first_difference": same}
         log(f"  {n} f32 greedy tokens agree: {b == ll} (first difference at {same})")
