@@ -54,13 +54,13 @@ def prepare(name: str, root: Path, work: Path, formats: list[str], e: vs_llama_c
         hf = root / "tests/golden" / name
         cfg, t = models.read_hf(hf)
         s = models.shape_of_config(name, cfg)
-        ggufs = {"f32": gwork / f"{name}-f32.gguf"}
+        ggufs = {"f32": gwork / f"{name}-f32.gguf"}  # written by the check
         for f in formats:
             ggufs[f] = gwork / f"{name}-{f}.gguf"
             models.write_gguf(s, t, f, ggufs[f], tied=cfg.get("tie_word_embeddings", False))
         return {"hf": hf, "config": cfg, "gguf": ggufs, "golden_conversion_check": check}
     m = models.prepare(work, name, ["f32"] + formats)
-    return {"hf": m["hf"], "config": models.hf_config(m["shape"]), "gguf": m["gguf"]}
+    return {"hf": m["hf"], "config": json.loads((m["hf"] / "config.json").read_text()), "gguf": m["gguf"]}
 
 
 def f16_matrices(path: Path) -> tuple[list[str], int]:
@@ -114,6 +114,8 @@ def llama_cpp_accuracy(ggufs: dict, formats: list[str], sequences: np.ndarray, t
             q = logits(quant[f], seq)
             kl[f].append((np.exp(lp) * (lp - log_softmax(q))).sum(axis=-1))
             same[f].append(q.argmax(axis=-1) == base.argmax(axis=-1))
+    for llm in [ref, *quant.values()]:
+        llm.close()  # the next model's weights need the memory
     return {f: summary(np.concatenate(kl[f]), np.concatenate(same[f])) for f in formats}
 
 

@@ -109,11 +109,11 @@ class BusyCore:
 
 def prepare_models(work: Path, names: list[str], precisions) -> dict:
     # f32 as well: the greedy-agreement check runs on it whatever is timed
-    ggufs = sorted({"f32"} | {storage_of(p) for p in precisions})
+    wanted = {"f32", *precisions}
     out = {}
     for name in names:
-        m = models.prepare(work, name, ggufs)
-        m["gguf"] = {**m["gguf"], **{p: m["gguf"][storage_of(p)] for p in precisions}}
+        m = models.prepare(work, name, sorted({storage_of(p) for p in wanted}))
+        m["gguf"] = {p: m["gguf"][storage_of(p)] for p in wanted}  # bf16p: the bf16 file
         out[name] = m
     return out
 
