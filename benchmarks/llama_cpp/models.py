@@ -202,15 +202,15 @@ QUANTIZED = ("q8_0", "q4_0")
 
 
 def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: Path, tied: bool = False,
-               token_list: bool = False) -> list[str]:
+               token_list: bool = False) -> None:
     """One GGUF file: matrices at `precision` (f32, f16, bf16, q8_0 or q4_0); norms and biases
     f32, as llama.cpp's converter keeps them. At q8_0/q4_0 every matrix is quantized with
     gguf-py's reference quantizer (llama.cpp's round-to-nearest), the embedding and the output
     head included, except a matrix whose rows (its last dimension) are not a whole number of
-    blocks: that one is written f16, as baton keeps it. Returns the names of those f16
-    matrices (empty at the other precisions). `token_list`: a byte-level BPE vocabulary of
-    made-up tokens (the 256 byte symbols, then unique letter strings; one merge) instead of
-    none, for llama-server, which turns every generated id into text."""
+    blocks: that one is written f16, as baton keeps it, and named on stderr. `token_list`: a
+    byte-level BPE vocabulary of made-up tokens (the 256 byte symbols, then unique letter
+    strings; one merge) instead of none, for llama-server, which turns every generated id into
+    text."""
     import gguf
 
     T, F = gguf.GGMLQuantizationType, gguf.LlamaFileType
@@ -288,7 +288,6 @@ def write_gguf(s: Shape, tensors: dict[str, np.ndarray], precision: str, path: P
     if fallback:
         print(f"models.py: {path.name}: {len(fallback)} matrices have rows that are not a multiple of "
               f"{QUANT_BLOCK} and stay f16: {', '.join(fallback)}", file=sys.stderr)
-    return fallback
 
 
 def prepare(work: Path, name: str, precisions) -> dict:

@@ -144,6 +144,10 @@ def print_table(result: dict) -> None:
             print(f"| {name} | {f} | {b['kl_mean']:.3e} | {ll['kl_mean']:.3e} | {r['ratio']:.3f} | "
                   f"{b['top1']:.4f} | {ll['top1']:.4f} | {'PASS' if r['target_met'] else 'MISS'} |")
     for name, m in result["models"].items():
+        check = m.get("golden_conversion_check")
+        if check and not check["agree"]:
+            print(f"{name}: its f32 GGUF does not give golden.json's llama.cpp tokens; its llama.cpp "
+                  "figures are not for the same model")
         for f, r in m["formats"].items():
             fb = r["llama_cpp_f16_matrices"]
             if fb:
