@@ -78,8 +78,12 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
 
 
 def summary(kl: np.ndarray, same_top1: np.ndarray) -> dict:
-    return {"kl_mean": float(kl.mean()), "kl_median": float(np.median(kl)),
-            "kl_p99": float(np.percentile(kl, 99)), "kl_max": float(kl.max()),
+    """The statistics as baton's quant_accuracy takes them (tests/support/logit_compare.hpp):
+    KL clamped at 0 (rounding leaves -1e-17 where the distributions are equal), the median and
+    p99 as elements of the sorted list (no interpolation)."""
+    s = np.sort(np.maximum(kl, 0.0))
+    return {"kl_mean": float(s.mean()), "kl_median": float(s[s.size // 2]),
+            "kl_p99": float(s[min(s.size - 1, s.size * 99 // 100)]), "kl_max": float(s[-1]),
             "top1": float(same_top1.mean())}
 
 
@@ -121,7 +125,7 @@ def llama_cpp_accuracy(ggufs: dict, formats: list[str], sequences: np.ndarray, t
 
 def baton_accuracy(program: str, hf: Path, formats: list[str], tokens: np.ndarray, context: int, threads: int,
                    isa: str | None) -> dict:
-    """baton's quant_accuracy on the same stream: {format: its result}."""
+    """baton's quant_accuracy on the same stream: its JSON, with the results as {format: result}."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "tokens.json"
         path.write_text(json.dumps(tokens.tolist()))
@@ -131,7 +135,8 @@ def baton_accuracy(program: str, hf: Path, formats: list[str], tokens: np.ndarra
     if out["positions"] != tokens.size or out["context"] != context:
         raise RuntimeError(f"quant_accuracy evaluated {out['positions']} positions in contexts of "
                            f"{out['context']}; {tokens.size} in {context} were asked for")
-    return {r["storage"]: r for r in out["results"]}
+    out["results"] = {r["storage"]: r for r in out["results"]}
+    return out
 
 
 def print_table(result: dict) -> None:
@@ -166,9 +171,9 @@ def main() -> int:
                     help=f"of {', '.join(GOLDEN)} (tests/golden) and {', '.join(models.SHAPES)} (random, cached)")
     ap.add_argument("--formats", default=",".join(models.QUANTIZED), help="of " + ", ".join(models.QUANTIZED))
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--isa", choices=("avx2",),
-                    help="cap baton's kernels at this instruction set (quant_accuracy --isa), as on a CPU "
-                         "without AVX-512")
+    ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
+                    help="cap baton's kernels at this instruction set (quant_accuracy --isa; avx2: as on a "
+                         "CPU without AVX-512)")
     a = ap.parse_args()
 
     formats = a.formats.split(",")
@@ -193,9 +198,10 @@ def main() -> int:
         log(f"  {sequences.shape[0]} sequences of {context} tokens: llama.cpp")
         ll = llama_cpp_accuracy(m["gguf"], formats, sequences, a.threads)
         log("  baton")
-        b = baton_accuracy(a.quant_accuracy, m["hf"], formats, tokens, context, a.threads, a.isa)
+        bout = baton_accuracy(a.quant_accuracy, m["hf"], formats, tokens, context, a.threads, a.isa)
+        b = bout["results"]
         entry = {"hf": str(m["hf"]), "context": context, "sequences": sequences.shape[0], "positions": tokens.size,
-                 "vocab": vocab, "formats": {}}
+                 "vocab": vocab, "baton_mode": bout.get("mode"), "formats": {}}
         if "golden_conversion_check" in m:
             entry["golden_conversion_check"] = m["golden_conversion_check"]
         for f in formats:

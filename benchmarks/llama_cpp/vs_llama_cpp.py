@@ -152,9 +152,9 @@ def main() -> int:
     ap.add_argument("--precisions", default="f32,f16,bf16",
                     help=f"of f32, f16, bf16, q8_0, q4_0 (block-quantized: baton's storage and llama.cpp's "
                          f"GGUF type of that name) and {BF16_PRODUCTS} (bf16 with baton's opt-in bf16 products)")
-    ap.add_argument("--isa", choices=("avx2",),
-                    help="cap baton's kernels at this instruction set (decode_bench --isa), as on a CPU "
-                         "without AVX-512; llama.cpp keeps its build for this CPU")
+    ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
+                    help="cap baton's kernels at this instruction set (decode_bench --isa; avx2: as on a CPU "
+                         "without AVX-512); llama.cpp keeps its build for this CPU")
     ap.add_argument("--busy-rounds", type=int, default=7, help="0: no busy-core condition")
     ap.add_argument("--busy-models", default="qwen2-155m")
     ap.add_argument("--stream-mib", type=int, default=512)
