@@ -90,7 +90,8 @@ def summary(kl: np.ndarray, same_top1: np.ndarray) -> dict:
 def llama_cpp_accuracy(ggufs: dict, formats: list[str], sequences: np.ndarray, threads: int) -> dict:
     """llama.cpp's KL and top-1 agreement of each format against its f32 model: every sequence
     from an empty cache at position 0, in one batch, logits kept for every position. The KV
-    cache is f32 and flash attention off (baton's arithmetic), so the weights alone differ."""
+    cache is f32 and flash attention off (baton's arithmetic), so its two runs differ in the
+    weights' format alone."""
     import llama_cpp
 
     context = sequences.shape[1]
@@ -104,7 +105,7 @@ def llama_cpp_accuracy(ggufs: dict, formats: list[str], sequences: np.ndarray, t
     def logits(llm, seq):
         llm.reset()  # the next eval drops the cache from position 0 on
         llm.eval(seq)
-        return llm._scores.copy()  # [positions, vocab]: with logits_all, one row per position
+        return llm.scores[: llm.n_tokens].copy()  # with logits_all: one row per position
 
     ref = load(ggufs["f32"])
     quant = {f: load(ggufs[f]) for f in formats}
