@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/core/dtype.hpp"
+#include "baton/core/storage.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/kernels/argmax.hpp"
 #include "baton/kv/kv_buffer.hpp"
@@ -72,6 +73,8 @@ struct Options {
   bool bandwidth = true;
   bool pool = true;            ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
   bool bf16_products = false;  ///< HostContextOptions::bf16_products (--bf16-products)
+  /// HostContextOptions::isa (--isa avx512|avx2|portable): an older CPU's kernels on this one
+  std::optional<host_simd::Isa> isa;
   std::vector<std::string> storages = {"bf16", "f32"};  ///< in this order
   RandomModelShape shape;  ///< the random model's (benchmarks/random_model.hpp)
 };
@@ -151,7 +154,7 @@ Bandwidth measure_bandwidth(std::size_t mib, int reps) {
 
 // ---- the model benchmark -------------------------------------------------------------------
 
-template <StorageType S>
+template <WeightStorage S>
 nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_view label) {
   std::cerr << "decode_bench: loading " << dir.string() << " as " << label << "\n";
   auto t0 = Clock::now();
@@ -168,7 +171,7 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   Workspace<host> ws;
   // bf16 products apply to bf16 weights only; the context refuses them on a CPU without them
   HostContext ctx({.threads = o.threads,
-                   .isa = o.bf16_products ? std::optional(host_simd::Isa::avx512) : std::nullopt,
+                   .isa = o.bf16_products ? std::optional(host_simd::Isa::avx512) : o.isa,
                    .bf16_products = o.bf16_products && std::is_same_v<S, bf16>});
   if (o.pool) ws.extras.bind(ctx);
   std::vector<std::int32_t> prompt(o.prompt);
@@ -239,6 +242,7 @@ int usage(const char* argv0) {
       << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N]\n"
          "       [--decode N] [--threads N] [--openmp] [--bf16-products] [--storage LIST] "
          "[--stream-mib MIB]\n"
+         "       [--isa avx512|avx2|portable]  (--storage: f32,bf16,f16,q8_0,q4_0)\n"
          "       [--no-bandwidth] [--no-f32] [--layers N] [--hidden N] [--ffn N] [--vocab N]\n"
          "  LIST: comma-separated bf16, f16, f32 (default bf16,f32); empty: bandwidth only\n"
          "       "
@@ -291,7 +295,14 @@ int main(int argc, char** argv) try {
       o.storages = split_list(next());
     else if (a == "--threads")
       o.threads = std::stoi(next());
-    else if (a == "--openmp")
+    else if (a == "--isa") {
+      const std::string_view v = next();
+      o.isa = v == "avx512"   ? host_simd::Isa::avx512
+              : v == "avx2"   ? host_simd::Isa::avx2
+              : v == "portable" ? std::optional(host_simd::Isa::portable)
+                              : std::nullopt;
+      if (!o.isa) return usage(argv[0]);
+    } else if (a == "--openmp")
       o.pool = false;
     else if (a == "--bf16-products")
       o.bf16_products = true;
@@ -310,7 +321,7 @@ int main(int argc, char** argv) try {
   }
   if (o.runs < 1 || o.prompt < 1 || o.decode < 0 || o.threads < 0) return usage(argv[0]);
   for (const std::string& st : o.storages)
-    if (st != "bf16" && st != "f16" && st != "f32") return usage(argv[0]);
+    if (!parse_storage(st)) return usage(argv[0]);
   if (o.threads > 0) omp_set_num_threads(o.threads);
 
   fs::path dir = o.model;
@@ -337,7 +348,7 @@ int main(int argc, char** argv) try {
   out["threads"] = omp_get_max_threads();
   out["threading"] = o.pool ? "pool" : "openmp";
   out["bf16_products"] = o.bf16_products;
-  out["kernels"] = host_simd::isa_name(host_simd::best_isa());
+  out["kernels"] = host_simd::isa_name(o.isa.value_or(host_simd::best_isa()));
   out["prompt_tokens"] = o.prompt;
   out["decode_steps"] = o.decode;
   out["runs"] = o.runs;
@@ -363,6 +374,8 @@ int main(int argc, char** argv) try {
     if (st == "bf16") out["results"].push_back(add_ratios(bench_storage<bf16>(o, dir, st)));
     if (st == "f16") out["results"].push_back(add_ratios(bench_storage<f16>(o, dir, st)));
     if (st == "f32") out["results"].push_back(add_ratios(bench_storage<f32>(o, dir, st)));
+    if (st == "q8_0") out["results"].push_back(add_ratios(bench_storage<q8_0>(o, dir, st)));
+    if (st == "q4_0") out["results"].push_back(add_ratios(bench_storage<q4_0>(o, dir, st)));
   }
 
   if (!written.empty() && !o.keep) fs::remove_all(written);

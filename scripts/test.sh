@@ -38,6 +38,8 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
       2>"$pyenv_log.grammar" || true ) &
   ( "$baton_root/scripts/pyenv.sh" tests/serve/requirements.txt >"$build_dir/pyenv.serve" \
       2>"$pyenv_log.serve" || true ) &
+  ( "$baton_root/scripts/pyenv.sh" tests/quant/requirements.txt >"$build_dir/pyenv.quant" \
+      2>"$pyenv_log.quant" || true ) &
 fi
 
 # BATON_TEST_LABEL=L builds only what the tests labelled L need (target baton_L_tests) and runs
@@ -68,6 +70,8 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
   use_pyenv grammar BATON_GRAMMAR_PYTHON "the grammar mask comparisons"
   # The openai client, the server tests' real client (its own small environment).
   use_pyenv serve BATON_SERVE_PYTHON "the server tests"
+  # gguf-py, llama.cpp's quantizer: the reference for baton's Q8_0/Q4_0 blocks.
+  use_pyenv quant BATON_QUANT_PYTHON "the quantizer comparison"
 fi
 
 baton_say "test"

@@ -110,3 +110,35 @@ TEST_CASE("host grid: tiny Qwen3, llama3-scaled and f16 models against the naive
   MESSAGE("llama3-scaled f16: max |logit - naive| = " << test::check_against_reference<Head8, f16>(
               test::make_tiny_model(l3), nullptr, "grid_llama3_f16", kTol));
 }
+
+TEST_CASE("host grid: Q8_0 and Q4_0 models equal the host backend's prefill products") {
+  // Both multiply the dequantized weights with f32 activations here (the host's blocked
+  // product over 40 tokens; the grid's block GEMV per token): the same arithmetic in another
+  // order. (The host's decode kernels round the activations to 8 bits; test_quant_model.)
+  const std::filesystem::path dir = std::filesystem::path(BATON_GOLDEN_DIR) / "qwen-c";
+  using L = layout::HeadMajor<f32, 8>;
+  const auto run = [&]<class B, class S>(B, S) {
+    const auto model = load_model<B, S>(dir);
+    const auto slice = LoraSlice<16, B>::none(model.config());
+    KvBuffer<L, B> cache(model.config(), {0, 64, 1});
+    Workspace<B> ws;
+    std::vector<std::int32_t> tokens(40);
+    for (int i = 0; i < 40; ++i) tokens[i] = (i * 101 + 3) % 384;
+    cache.reset_prefix();
+    cache.freeze_prefix();
+    const auto lg = forward(model, ws, slice, cache, KvTarget::in_slot(0), 0,
+                            std::span<const std::int32_t>(tokens), Logits::all);
+    return std::vector<float>(lg.begin(), lg.end());
+  };
+  const auto check = [&](auto storage) {
+    const std::vector<float> h = run(host{}, storage), g = run(host_grid{}, storage);
+    REQUIRE(h.size() == g.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < h.size(); ++i)
+      worst = std::max(worst, double(std::abs(h[i] - g[i])));
+    MESSAGE("max |host - host grid| = ", worst);
+    CHECK(worst < 1e-3);
+  };
+  check(q8_0{});
+  check(q4_0{});
+}

@@ -43,9 +43,9 @@ constexpr double kNearTie = 1e-4;    // hf_compare.py's NEAR_TIE
 
 /// The shapes the fixture's models have: only these whole forwards are compiled here.
 struct FixtureShapes {
-  template <class F, StorageType S, int D>
-  static constexpr bool value = (std::is_same_v<F, family::Qwen2> && D == 64) ||
-                                (std::is_same_v<F, family::Qwen3> && D == 128);
+  template <class F, WeightStorage S, int D>
+  static constexpr bool value = StorageType<S> && ((std::is_same_v<F, family::Qwen2> && D == 64) ||
+                                                   (std::is_same_v<F, family::Qwen3> && D == 128));
 };
 
 /// Every step's logits row, as the decode loop's observer sees it.

@@ -22,6 +22,7 @@
 #include "baton/kernels/phased/elementwise.hpp"
 #include "baton/kernels/phased/embed.hpp"
 #include "baton/kernels/phased/gemv.hpp"
+#include "baton/kernels/phased/gemv_blocks.hpp"
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
 #include "baton/kernels/phased/rmsnorm_split.hpp"
@@ -752,4 +753,59 @@ TEST_CASE("the host grid refuses a block size the kernel is not written for") {
   // the host grid as it would on the device, before anything runs.
   using KE = kernels::LoraExpandKernel;
   CHECK_THROWS_AS(run_on_host_grid<KE>(KE::config(70000, 16), {}), usage_error);
+}
+
+TEST_CASE("block GEMV (Q8_0, Q4_0), dequantize and embedding gather against doubles") {
+  for (const BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0}) {
+    CAPTURE(block_format_name(f));
+    // 37 rows (not a multiple of 8 per block), 1056 columns: 33 blocks, one lane takes two
+    const int rows = 37, cols = 1056;
+    const auto wf = random_floats(std::size_t(rows) * cols, 51);
+    const std::size_t rb = block_row_bytes(f, cols);
+    std::vector<std::uint8_t> bytes(rows * rb);
+    for (int r = 0; r < rows; ++r)
+      quantize_row(f, wf.data() + std::size_t(r) * cols, cols, bytes.data() + r * rb);
+    const BlockView w{bytes.data(), f};
+    const auto x = random_floats(cols, 52), bias = random_floats(rows, 53);
+    for (const int accumulate : {0, 1}) {
+      std::vector<float> y(rows, 0.5f);
+      using K = kernels::GemvBlocksKernel;
+      run_on_host_grid<K>(K::config(rows),
+                          {w, x.data(), y.data(), bias.data(), rows, cols, accumulate});
+      for (int r = 0; r < rows; ++r) {
+        double want = (accumulate ? 0.5 : 0.0) + bias[r], mag = std::abs(bias[r]);
+        for (int c = 0; c < cols; ++c) {
+          const double p = double(block_element(w, r, c, cols)) * x[c];
+          want += p;
+          mag += std::abs(p);
+        }
+        CHECK(std::abs(y[r] - want) <= 1e-5 * mag + 1e-6);
+      }
+    }
+    std::vector<float> deq(std::size_t(rows) * cols);
+    using KD = kernels::DequantizeKernel;
+    run_on_host_grid<KD>(KD::config(deq.size()),
+                         {w, deq.data(), std::size_t(rows), std::size_t(cols)});
+    int wrong = 0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const float v = deq[std::size_t(r) * cols + c];
+        wrong += v != block_element(w, r, c, cols);
+        // and each value is its weight within half a quantization step (the block's scale)
+        wrong += std::abs(v - wf[std::size_t(r) * cols + c]) > 0.2f;
+      }
+    CHECK(wrong == 0);
+    const std::int32_t tokens[2] = {36, 3};
+    std::vector<float> out(2 * cols);
+    if (f == BlockFormat::q8_0) {
+      using KE = kernels::EmbedKernel<q8_0>;
+      run_on_host_grid<KE>(KE::config(2), {w, tokens, out.data(), cols});
+    } else {
+      using KE = kernels::EmbedKernel<q4_0>;
+      run_on_host_grid<KE>(KE::config(2), {w, tokens, out.data(), cols});
+    }
+    for (int t = 0; t < 2; ++t)
+      for (int c = 0; c < cols; ++c)
+        CHECK(out[std::size_t(t) * cols + c] == deq[std::size_t(tokens[t]) * cols + c]);
+  }
 }

@@ -43,6 +43,7 @@
 #include "cuda_entry.hpp"
 #include "generate_instances.hpp"  // compiled once, in dispatch/
 #include "host_choice.hpp"
+#include "storage_choice.hpp"
 
 using namespace baton;
 using baton::cli::ArgError;
@@ -80,6 +81,7 @@ struct Args {
   bool ignore_eos = false, json = false, logits = false, step_logits = false, help = false;
   std::optional<BackendChoice> backend;  ///< --backend; unset: the build's default
   baton::cli::HostChoice host;           ///< --threads, --bf16-products
+  std::optional<baton::Storage> storage; ///< --storage; unset: the checkpoint's dtype
 };
 
 Args parse_args(int argc, char** argv) {
@@ -128,6 +130,7 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--backend") {
       a.backend = baton::cli::parse_backend(value());
     } else if (baton::cli::parse_host_option(arg, value, a.host)) {
+    } else if (baton::cli::parse_storage_option(arg, value, a.storage)) {
     } else {
       throw ArgError{"unknown option '" + detail::excerpt(arg) + "'"};
     }
@@ -180,11 +183,13 @@ int cmd_generate(int argc, char** argv) {
     a = parse_args(argc, argv);
   } catch (const ArgError& e) {
     std::cerr << "baton generate: " << e.message << "\n"
-              << kUsage << baton::cli::backend_usage() << baton::cli::host_usage();
+              << kUsage << baton::cli::backend_usage() << baton::cli::host_usage()
+              << baton::cli::storage_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << baton::cli::backend_usage() << baton::cli::host_usage();
+    std::cout << kUsage << baton::cli::backend_usage() << baton::cli::host_usage()
+              << baton::cli::storage_usage();
     return 0;
   }
   const BackendChoice backend = baton::cli::resolve_backend(a.backend);
@@ -225,7 +230,8 @@ int cmd_generate(int argc, char** argv) {
                        .max_new = a.max_new,
                        .keep_first_logits = a.logits,
                        .keep_step_logits = a.step_logits,
-                       .grammar = constraint};
+                       .grammar = constraint,
+                       .storage = a.storage};
   cli::Generated g;
   if (backend == BackendChoice::cuda) {
 #if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already

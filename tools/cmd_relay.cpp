@@ -34,6 +34,7 @@
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
 #include "host_choice.hpp"
+#include "storage_choice.hpp"
 #include "relay_requests.hpp"
 #include "relay_setup.hpp"
 
@@ -76,6 +77,7 @@ struct Args {
   bool sequential = false;                    ///< --sequential: --requests without the scheduler
   std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
   cli::HostChoice host;                       ///< --threads, --bf16-products
+  std::optional<Storage> storage;             ///< --storage; unset: the relay file's
 };
 
 Args parse_args(int argc, char** argv) {
@@ -109,6 +111,7 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--backend") {
       a.backend = cli::parse_backend(value());
     } else if (cli::parse_host_option(arg, value, a.host)) {
+    } else if (cli::parse_storage_option(arg, value, a.storage)) {
     } else if (arg.starts_with("--")) {
       throw cli::ArgError{"unknown option '" + detail::excerpt(arg) + "'"};
     } else {
@@ -181,11 +184,11 @@ int cmd_relay(int argc, char** argv) {
     a = parse_args(argc, argv);
   } catch (const cli::ArgError& e) {
     std::cerr << "baton relay: " << e.message << "\n"
-              << kUsage << cli::backend_usage() << cli::host_usage();
+              << kUsage << cli::backend_usage() << cli::host_usage() << cli::storage_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << cli::backend_usage() << cli::host_usage();
+    std::cout << kUsage << cli::backend_usage() << cli::host_usage() << cli::storage_usage();
     return 0;
   }
   if (a.backend) (void)cli::resolve_backend(a.backend);  // before anything is loaded
@@ -201,6 +204,7 @@ int cmd_relay(int argc, char** argv) {
   }
   if (a.host.threads) spec.host.threads = *a.host.threads;
   if (a.host.bf16_products) spec.host.bf16_products = true;
+  if (a.storage) spec.storage = a.storage;
   // With --requests, a tokenizer next to the model is taken for text lines, if any.
   std::optional<Tokenizer> tok =
       cli::relay_tokenizer(spec, a.config, a.text.has_value(), a.requests.has_value());

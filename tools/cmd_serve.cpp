@@ -27,6 +27,7 @@
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
 #include "host_choice.hpp"
+#include "storage_choice.hpp"
 #include "relay_setup.hpp"
 #include "serve/server.hpp"
 
@@ -63,6 +64,7 @@ struct Args {
   bool help = false;
   std::optional<cli::BackendChoice> backend;
   cli::HostChoice host;
+  std::optional<Storage> storage;  ///< --storage; unset: each relay file's
 };
 
 Args parse_args(int argc, char** argv) {
@@ -110,6 +112,7 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--backend") {
       a.backend = cli::parse_backend(value());
     } else if (cli::parse_host_option(arg, value, a.host)) {
+    } else if (cli::parse_storage_option(arg, value, a.storage)) {
     } else {
       throw cli::ArgError{"unknown argument '" + detail::excerpt(arg) + "'"};
     }
@@ -139,6 +142,7 @@ std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& 
   cli::check_host_options(a.host, backend == cli::BackendChoice::host);
   if (a.host.threads) spec.host.threads = *a.host.threads;
   if (a.host.bf16_products) spec.host.bf16_products = true;
+  if (a.storage) spec.storage = a.storage;
   // Requests arrive as text: a tokenizer next to the model is taken when the file names none.
   std::optional<Tokenizer> tok = cli::relay_tokenizer(spec, config, false, true);
   if (tok) resolve_text(spec, *tok);
@@ -168,11 +172,11 @@ int cmd_serve(int argc, char** argv) {
     a = parse_args(argc, argv);
   } catch (const cli::ArgError& e) {
     std::cerr << "baton serve: " << e.message << "\n"
-              << kUsage << cli::backend_usage() << cli::host_usage();
+              << kUsage << cli::backend_usage() << cli::host_usage() << cli::storage_usage();
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << cli::backend_usage() << cli::host_usage();
+    std::cout << kUsage << cli::backend_usage() << cli::host_usage() << cli::storage_usage();
     return 0;
   }
   if (a.backend) (void)cli::resolve_backend(a.backend);

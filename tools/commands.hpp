@@ -10,6 +10,8 @@
 
 /// `baton generate`: greedy generation from token ids (tools/cmd_generate.cpp).
 int cmd_generate(int argc, char** argv);
+/// `baton quantize`: a checkpoint's matrices as Q8_0/Q4_0 blocks (tools/cmd_quantize.cpp).
+int cmd_quantize(int argc, char** argv);
 /// `baton relay`: run a relay described by a JSON file (tools/cmd_relay.cpp).
 int cmd_relay(int argc, char** argv);
 /// `baton serve`: relays over HTTP with the OpenAI API (tools/cmd_serve.cpp).

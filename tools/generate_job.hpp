@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baton/backend/exec_binding.hpp"
+#include "baton/core/storage.hpp"
 
 namespace baton {
 class HostContext;
@@ -30,6 +32,7 @@ struct GenerateJob {
   bool keep_step_logits = false;                         ///< --step-logits
   std::shared_ptr<const grammar::TokenGrammar> grammar;  ///< --regex / --json-schema (host only)
   HostContext* host_context = nullptr;  ///< host: the pool the forward runs on (null: OpenMP)
+  std::optional<Storage> storage;       ///< the base model's storage; unset: the checkpoint's
 };
 
 struct Generated {

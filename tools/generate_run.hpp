@@ -45,7 +45,7 @@ struct OwnContext<B, void> {};
 
 /// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
 /// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
-template <Backend B, class F, StorageType S, int D>
+template <Backend B, class F, WeightStorage S, int D>
 Generated generate(const GenerateJob& job) {
   using Slice = LoraSlice<kRuntimeRankBound, B>;
   using Model = BaseModel<B, S, F>;
@@ -138,7 +138,7 @@ template <Backend B, class Builds = BuildEveryModel>
 Generated generate_dispatch(const GenerateJob& job, const ModelConfig& cfg) {
   return dispatch_model<Builds>(
       job.model, cfg, [&]<class F, class S, int D>() { return generate<B, F, S, D>(job); },
-      std::string("the ") + std::string(B::name) + " program (use --backend host)");
+      std::string("the ") + std::string(B::name) + " program (use --backend host)", job.storage);
 }
 
 }  // namespace baton::cli

@@ -23,6 +23,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"generate", cmd_generate, "greedy generation from token ids (model + optional adapter)"},
+    {"quantize", cmd_quantize, "a model's matrices as 8-/4-bit blocks (q8_0, q4_0), once"},
     {"relay", cmd_relay, "run a relay of LoRA stages described by a JSON file"},
     {"serve", cmd_serve, "serve relays over HTTP with the OpenAI API (docs/serve.md)"},
     {"tokenize", cmd_tokenize, "text to token ids with a tokenizer.json"},

@@ -15,6 +15,7 @@
 #include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/attention_split.hpp"
 #include "baton/kernels/phased/gemv.hpp"
+#include "baton/kernels/phased/gemv_blocks.hpp"
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
 #include "baton/kernels/phased/rmsnorm_split.hpp"
@@ -93,6 +94,44 @@ TEST_CASE("device kernels equal the host grid: GEMV (bf16, 128-bit, remainder, s
                               {w.data(), x.data(), y_host.data(), bias.data(), rows, cols, 1, vec});
     ctx.synchronize();
     check_near(down(dy), y_host, 1e-4, "gemv");
+  }
+}
+
+TEST_CASE("device kernels equal the host grid: block GEMV (Q8_0, Q4_0) and dequantize") {
+  CudaContext ctx;
+  for (const BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0}) {
+    CAPTURE(block_format_name(f));
+    const int rows = 300, cols = 1536;
+    const auto wf = random_floats(std::size_t(rows) * cols, 5);
+    const std::size_t rb = block_row_bytes(f, cols);
+    std::vector<std::uint8_t> bytes(rows * rb);
+    for (int r = 0; r < rows; ++r)
+      quantize_row(f, wf.data() + std::size_t(r) * cols, cols, bytes.data() + r * rb);
+    const auto x = random_floats(cols, 6), bias = random_floats(rows, 7);
+    std::vector<float> y_host(rows, 0.5f);
+    auto dw = up(bytes);
+    auto dx = up(x);
+    auto db = up(bias);
+    auto dy = up(y_host);
+    using K = kernels::GemvBlocksKernel;
+    grid::launch_on_device<K>(K::config(rows),
+                              {BlockView{dev(dw), f}, dev(dx), dev(dy), dev(db), rows, cols, 1},
+                              ctx.stream());
+    grid::run_on_host_grid<K>(
+        K::config(rows), {BlockView{bytes.data(), f}, x.data(), y_host.data(), bias.data(), rows,
+                          cols, 1});
+    using KD = kernels::DequantizeKernel;
+    DeviceBuffer<float> dd(std::size_t(rows) * cols);
+    grid::launch_on_device<KD>(KD::config(dd.size()),
+                               {BlockView{dev(dw), f}, dev(dd), std::size_t(rows),
+                                std::size_t(cols)},
+                               ctx.stream());
+    ctx.synchronize();
+    check_near(down(dy), y_host, 1e-4, "block gemv");
+    std::vector<float> deq(std::size_t(rows) * cols);
+    for (std::size_t e = 0; e < deq.size(); ++e)
+      deq[e] = block_element(BlockView{bytes.data(), f}, e / cols, e % cols, cols);
+    check_near(down(dd), deq, 0.0, "dequantize");
   }
 }
 

@@ -18,8 +18,9 @@ namespace baton::cli {
 /// head_dim, left out to keep nvcc's build time down; the host backend runs them
 /// (docs/cuda.md).
 struct CudaProgramBuilds {
-  template <class F, StorageType S, int D>
-  static constexpr bool value = std::is_same_v<F, family::Qwen2> && !std::is_same_v<S, f16>;
+  template <class F, WeightStorage S, int D>
+  static constexpr bool value = std::is_same_v<F, family::Qwen2> && !std::is_same_v<S, f16> &&
+                                !BlockStorage<S>;
 };
 
 bool cuda_device_present() noexcept { return baton::cuda_device_available(); }

@@ -98,16 +98,6 @@ concept BlockStorage = is_block_storage_v<T>;
 template <class T>
 concept WeightStorage = StorageType<T> || BlockStorage<T>;
 
-/// The storage's name as the relay files and the CLI spell it ("f32", "bf16", "q8_0", ...).
-template <WeightStorage S>
-constexpr std::string_view storage_name() {
-  if constexpr (BlockStorage<S>) {
-    return S::name;
-  } else {
-    return std::is_same_v<S, f32> ? "f32" : std::is_same_v<S, bf16> ? "bf16" : "f16";
-  }
-}
-
 /// Rounds half away from zero, as C's roundf (the quantizers' rounding).
 BATON_HD inline float round_half_away(float v) {
   const float t = static_cast<float>(static_cast<int>(v < 0.0f ? -v : v));  // |v| truncated

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "baton/model/family/family.hpp"
 #include "baton/model/block_matrix.hpp"
 #include "baton/model/family/qwen2.hpp"
+#include "baton/model/quantized_file.hpp"
 #include "baton/model/weight_reader.hpp"
 
 namespace baton {
@@ -65,7 +67,14 @@ class BaseModel {
                 "model/family/)");
     const io::TensorSource src = io::TensorSource::open_dir(dir, limits);
     check_layer_count(src, c);
-    const WeightReader<B> reader(src);
+    WeightReader<B> reader(src);
+    // A block storage reads the blocks `baton quantize` wrote next to the checkpoint, if any.
+    std::optional<io::SafetensorsFile> quantized;
+    if constexpr (BlockStorage<S>) {
+      quantized = open_quantized_file(dir, src, S::format);
+      if (quantized) reader.use_quantized(&*quantized);
+    }
+    m.prequantized_ = quantized.has_value();
     const auto z = [](int v) { return static_cast<std::size_t>(v); };
     const std::size_t hidden = z(c.hidden_size), vocab = z(c.vocab_size);
 
@@ -161,6 +170,8 @@ class BaseModel {
   /// A block storage's matrices kept in f16 because their rows are not a multiple of 32
   /// (tensor names, fused ones joined by '+'); empty for the float storages.
   const std::vector<std::string>& fallback_matrices() const { return fallbacks_; }
+  /// Whether load() read the blocks from `baton quantize`'s file rather than quantizing.
+  bool prequantized() const { return prequantized_; }
 
  private:
   BaseModel() = default;
@@ -219,6 +230,7 @@ class BaseModel {
   typename B::template buffer<float> inv_freq_;
   std::vector<layer_weights> layers_;
   std::vector<std::string> fallbacks_;
+  bool prequantized_ = false;
 };
 
 /// Loads a model folder keeping weights in S: `load_model<host, bf16>("Qwen2.5-0.5B/")`, or

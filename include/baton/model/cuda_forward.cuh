@@ -27,6 +27,7 @@
 #include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/elementwise.hpp"
 #include "baton/kernels/phased/gemv.hpp"
+#include "baton/kernels/phased/gemv_blocks.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/forward.hpp"
 #include "baton/model/grid_batch_ops.hpp"
@@ -98,6 +99,40 @@ class CudaExec {
         BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, n, in, &alpha,
                                        wf, in, x, ldx, &beta, y + r, ldy));
       }
+    }
+    if (bias) {
+      using K = kernels::BiasAddKernel;
+      launch<K>(K::config(n, out), {y, bias, n, out, ldy});
+    }
+  }
+
+  /// A block-quantized model's matrix: one token runs the block GEMV; more dequantize a tile
+  /// of rows at a time into the widened scratch for cuBLAS (the 16-bit path's tiles). f16
+  /// fallbacks take the f16 path.
+  void matmul(const float* x, int n, int in, int ldx, BlockView w, int out, const float* bias,
+              float* y, int ldy, bool accumulate) {
+    if (w.format == BlockFormat::f16)
+      return matmul(x, n, in, ldx, reinterpret_cast<const f16*>(w.data), out, bias, y, ldy,
+                    accumulate);
+    if (n == 1) {
+      using K = kernels::GemvBlocksKernel;
+      launch<K>(K::config(out), {w, x, y, bias, out, in, accumulate, idle_});
+      return;
+    }
+    const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    auto& s = ws_.extras.scratch();
+    ws_.extras.grow(s.widened, std::min(static_cast<std::size_t>(out) * in, kWidenTileElems));
+    const int tile = static_cast<int>(std::max<std::size_t>(1, s.widened.size() / in));
+    float* wf = raw_pointer(s.widened.data());
+    const std::size_t row_bytes = block_row_bytes(w.format, static_cast<std::size_t>(in));
+    for (int r = 0; r < out; r += tile) {
+      const int rows = std::min(tile, out - r);
+      using K = kernels::DequantizeKernel;
+      const BlockView part{w.data + static_cast<std::size_t>(r) * row_bytes, w.format};
+      launch<K>(K::config(static_cast<std::size_t>(rows) * in),
+                {part, wf, static_cast<std::size_t>(rows), static_cast<std::size_t>(in)});
+      BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, n, in, &alpha,
+                                     wf, in, x, ldx, &beta, y + r, ldy));
     }
     if (bias) {
       using K = kernels::BiasAddKernel;

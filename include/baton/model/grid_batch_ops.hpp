@@ -73,7 +73,7 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
 
   void embed() {
     using K = kernels::EmbedKernel<S>;
-    exec_.template launch<K>(K::config(n_), {raw(model_.embedding()), raw(scratch().tokens),
+    exec_.template launch<K>(K::config(n_), {weights(model_.embedding()), raw(scratch().tokens),
                                              raw(ws_.x), c_.hidden_size});
   }
 
@@ -128,7 +128,7 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
                      raw(ws_.xn) + at(k, H), 1, raw(model_.final_norm()));
       ++k;
     });
-    if (k > 0) exec_.matmul(raw(ws_.xn), k, H, H, raw(model_.head()), V, nullptr, out, V, false);
+    if (k > 0) exec_.matmul(raw(ws_.xn), k, H, H, weights(model_.head()), V, nullptr, out, V, false);
     return exec_.logits(out, static_cast<std::size_t>(k) * V);
   }
 

@@ -279,7 +279,7 @@ class GridForwardOps
     using K = kernels::EmbedKernel<S>;
     exec_.template launch<K>(
         K::config(n_),
-        {raw(model_.embedding()), raw(s_.tokens) + token_offset_, raw(ws_.x), c_.hidden_size});
+        {weights(model_.embedding()), raw(s_.tokens) + token_offset_, raw(ws_.x), c_.hidden_size});
   }
 
   void rope_append(int layer) {
@@ -320,7 +320,7 @@ class GridForwardOps
     float* out = raw(ws_.logits) + static_cast<std::size_t>(row_offset_) * V;
     norm_rows(raw(ws_.x) + static_cast<std::size_t>(first) * H, raw(ws_.xn), rows_,
               raw(model_.final_norm()));
-    exec_.matmul(raw(ws_.xn), rows_, H, H, raw(model_.head()), V, nullptr, out, V, false);
+    exec_.matmul(raw(ws_.xn), rows_, H, H, weights(model_.head()), V, nullptr, out, V, false);
     return exec_.logits(out, static_cast<std::size_t>(rows_) * V);
   }
 

@@ -17,6 +17,7 @@
 #include "baton/kernels/phased/lora_delta.hpp"
 #include "baton/kernels/phased/rmsnorm.hpp"
 #include "baton/kernels/phased/rmsnorm_split.hpp"
+#include "baton/model/block_matrix.hpp"
 #include "baton/model/workspace.hpp"
 
 namespace baton {
@@ -56,6 +57,7 @@ template <class Derived, class Model, class Exec, int D>
 class GridTokenOps {
   using B = typename Exec::backend;
   using S = typename Model::storage;
+  using Matrix = typename Model::matrix;
   template <class T>
   using buffer = typename B::template buffer<T>;
 
@@ -64,9 +66,9 @@ class GridTokenOps {
     grid_norm_rows(exec_, ws_.extras.scratch(), c_, raw(ws_.x), raw(ws_.xn), n_, raw(weight));
   }
 
-  void qkv(const buffer<S>& wqkv, const buffer<float>& bqkv, int layer) {
+  void qkv(const Matrix& wqkv, const buffer<float>& bqkv, int layer) {
     const int H = c_.hidden_size, qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
-    exec_.matmul(raw(ws_.xn), n_, H, H, raw(wqkv), w, bqkv.size() ? raw(bqkv) : nullptr,
+    exec_.matmul(raw(ws_.xn), n_, H, H, weights(wqkv), w, bqkv.size() ? raw(bqkv) : nullptr,
                  raw(ws_.qkv), w, false);
     lora(layer, LoraTarget::q, raw(ws_.xn), H, raw(ws_.qkv), w);
     lora(layer, LoraTarget::k, raw(ws_.xn), H, raw(ws_.qkv) + qd, w);
@@ -81,15 +83,15 @@ class GridTokenOps {
     exec_.template launch<K>(K::config(n_ * heads), a);
   }
 
-  void output_projection(const buffer<S>& wo, int layer) {
+  void output_projection(const Matrix& wo, int layer) {
     const int H = c_.hidden_size, qd = c_.q_dim();
-    exec_.matmul(raw(ws_.attn), n_, qd, qd, raw(wo), H, nullptr, raw(ws_.x), H, true);
+    exec_.matmul(raw(ws_.attn), n_, qd, qd, weights(wo), H, nullptr, raw(ws_.x), H, true);
     lora(layer, LoraTarget::o, raw(ws_.attn), qd, raw(ws_.x), H);
   }
 
-  void gate_up(const buffer<S>& wgate_up, int layer) {
+  void gate_up(const Matrix& wgate_up, int layer) {
     const int H = c_.hidden_size, F = c_.intermediate_size;
-    exec_.matmul(raw(ws_.xn), n_, H, H, raw(wgate_up), 2 * F, nullptr, raw(ws_.gate_up), 2 * F,
+    exec_.matmul(raw(ws_.xn), n_, H, H, weights(wgate_up), 2 * F, nullptr, raw(ws_.gate_up), 2 * F,
                  false);
     lora(layer, LoraTarget::gate, raw(ws_.xn), H, raw(ws_.gate_up), 2 * F);
     lora(layer, LoraTarget::up, raw(ws_.xn), H, raw(ws_.gate_up) + F, 2 * F);
@@ -101,9 +103,9 @@ class GridTokenOps {
     exec_.template launch<K>(K::config(n_, F), {raw(ws_.gate_up), raw(ws_.act), n_, F});
   }
 
-  void down_projection(const buffer<S>& wdown, int layer) {
+  void down_projection(const Matrix& wdown, int layer) {
     const int H = c_.hidden_size, F = c_.intermediate_size;
-    exec_.matmul(raw(ws_.act), n_, F, F, raw(wdown), H, nullptr, raw(ws_.x), H, true);
+    exec_.matmul(raw(ws_.act), n_, F, F, weights(wdown), H, nullptr, raw(ws_.x), H, true);
     lora(layer, LoraTarget::down, raw(ws_.act), F, raw(ws_.x), H);
   }
 

@@ -16,6 +16,7 @@
 #include "baton/grid/host_grid.hpp"
 #include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/gemv.hpp"
+#include "baton/kernels/phased/gemv_blocks.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/forward.hpp"
 #include "baton/model/grid_batch_ops.hpp"
@@ -43,6 +44,20 @@ class HostGridExec {
       const float* xt = x + static_cast<std::size_t>(t) * ldx;
       typename K::Args a{w,  xt,         y + static_cast<std::size_t>(t) * ldy, bias, out,
                          in, accumulate, K::can_vectorize(w, xt, in),           idle_};
+      launch<K>(K::config(out), a);
+    }
+  }
+
+  /// A block-quantized model's matrix: its GEMV per token (f16 fallbacks take the f16 one).
+  void matmul(const float* x, int n, int in, int ldx, BlockView w, int out, const float* bias,
+              float* y, int ldy, bool accumulate) {
+    if (w.format == BlockFormat::f16)
+      return matmul(x, n, in, ldx, reinterpret_cast<const f16*>(w.data), out, bias, y, ldy,
+                    accumulate);
+    using K = kernels::GemvBlocksKernel;
+    for (int t = 0; t < n; ++t) {
+      typename K::Args a{w,  x + static_cast<std::size_t>(t) * ldx,
+                         y + static_cast<std::size_t>(t) * ldy, bias, out, in, accumulate, idle_};
       launch<K>(K::config(out), a);
     }
   }

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The one place a model folder's run-time facts become template parameters: its family
-///        (config.json "architectures"), storage type (the safetensors dtype) and head_dim.
+///        (config.json "architectures"), storage type (the safetensors dtype, or the storage a
+///        relay file or the CLI asks for: core/storage.hpp) and head_dim.
 ///        `build_relay`, `baton generate`, the CUDA program and the tests all dispatch here.
 ///
 /// Each (family, storage, head_dim) triple instantiates a whole forward, so the lists are
@@ -10,7 +11,7 @@
 /// headers, relay/runtime_relay_instances.hpp and tools/generate_instances.hpp, expand the same
 /// lists, so what is dispatched to is exactly what is compiled):
 ///   BATON_RUNTIME_FAMILIES(X, A)   X(A, family)       the built-in families (this header)
-///   BATON_RUNTIME_STORAGE_TYPES(X) X(storage)         f32, bf16, f16 (this header)
+///   BATON_RUNTIME_STORAGE_TYPES(X) X(storage)         f32, bf16, f16, q8_0, q4_0 (this header)
 ///   BATON_RUNTIME_HEAD_DIMS(X, A)  X(A, head_dim)     kv/head_dims.hpp
 /// A program may also exclude triples without editing the lists: `dispatch_model<Builds>` asks
 /// `Builds::template value<F, S, D>` and reports a triple it leaves out as a config_error
@@ -22,6 +23,7 @@
 
 #include <filesystem>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +32,7 @@
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 #include "baton/core/model_config.hpp"
+#include "baton/core/storage.hpp"
 #include "baton/io/hf_config.hpp"
 #include "baton/kv/head_dims.hpp"
 #include "baton/model/base_model.hpp"
@@ -40,7 +43,7 @@
 #define BATON_RUNTIME_FAMILIES(X, A) X(A, ::baton::family::Qwen2) X(A, ::baton::family::Qwen3)
 #endif
 #ifndef BATON_RUNTIME_STORAGE_TYPES
-#define BATON_RUNTIME_STORAGE_TYPES(X) X(f32) X(bf16) X(f16)
+#define BATON_RUNTIME_STORAGE_TYPES(X) X(f32) X(bf16) X(f16) X(q8_0) X(q4_0)
 #endif
 
 namespace baton {
@@ -123,30 +126,33 @@ decltype(auto) dispatch_family(const std::filesystem::path& dir, const ModelConf
 }
 
 /// Calls `fn.template operator()<F, S, D>()` for the model folder `dir` with config `cfg`:
-/// family F from its architecture, storage S from its weights' dtype, D = its head_dim. A
-/// triple that `Builds` leaves out is a config_error naming `program` (e.g. "the cuda
-/// program") and what it builds instead.
+/// family F from its architecture, storage S from `storage` when set (the weights converted or
+/// quantized at load) and from its weights' dtype otherwise, D = its head_dim. A triple that
+/// `Builds` leaves out is a config_error naming `program` (e.g. "the cuda program") and what
+/// it builds instead.
 template <class Builds = BuildEveryModel, class Fn>
 detail::ModelDispatchResult<Fn> dispatch_model(const std::filesystem::path& dir,
                                                const ModelConfig& cfg, Fn&& fn,
-                                               std::string_view program = "this program") {
+                                               std::string_view program = "this program",
+                                               std::optional<Storage> storage = std::nullopt) {
   using R = detail::ModelDispatchResult<Fn>;
-  const dtype stored = stored_dtype(dir);
+  const Storage chosen = storage ? *storage : storage_of_dtype(stored_dtype(dir));
   return dispatch_family(dir, cfg, [&]<class F>() -> R {
     return dispatch_head_dim(cfg.head_dim, [&](auto d) -> R {
       constexpr int D = decltype(d)::value;
 #define BATON_STORAGE_CASE_(S)                                                                   \
-  if (stored == dtype_of<S>) {                                                                   \
+  if (chosen == storage_of<S>) {                                                                 \
     if constexpr (Builds::template value<F, S, D>) {                                             \
       return fn.template operator()<F, S, D>();                                                  \
     } else {                                                                                     \
-      BATON_FAIL(config_error, dir.string(), ": ", F::name, " models with ", dtype_name(stored), \
-                 " weights and head_dim ", D, " are not built into ", program);                  \
+      BATON_FAIL(config_error, dir.string(), ": ", F::name, " models with ",                     \
+                 storage_name(chosen), " weights and head_dim ", D, " are not built into ",      \
+                 program);                                                                       \
     }                                                                                            \
   }
       BATON_RUNTIME_STORAGE_TYPES(BATON_STORAGE_CASE_)
 #undef BATON_STORAGE_CASE_
-      BATON_FAIL(config_error, dir.string(), ": ", dtype_name(stored),
+      BATON_FAIL(config_error, dir.string(), ": ", storage_name(chosen),
                  " weights are not built into ", program);
     });
   });

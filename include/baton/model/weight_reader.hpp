@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <functional>
 #include <initializer_list>
 #include <set>
@@ -77,12 +78,18 @@ class WeightReader {
         for (const Part& p : parts) names += (names.empty() ? "" : "+") + p.name;
         fallbacks_.push_back(names);
       }
-      const std::vector<float> values = parts.size() == 1 ? read_host(parts[0]) : concat_host(parts);
-      m.rows = cols ? values.size() / cols : 0;
       const std::size_t row_bytes = block_row_bytes(m.format, cols);
-      std::vector<std::uint8_t> bytes(m.rows * row_bytes);
-      for (std::size_t r = 0; r < m.rows; ++r)
-        quantize_row(m.format, values.data() + r * cols, cols, bytes.data() + r * row_bytes);
+      std::vector<std::uint8_t> bytes;
+      if (quantized_ != nullptr) {
+        for (const Part& p : parts) append_quantized(p, m.format, row_bytes, bytes);
+      } else {
+        const std::vector<float> values =
+            parts.size() == 1 ? read_host(parts[0]) : concat_host(parts);
+        bytes.resize(values.size() / cols * row_bytes);
+        for (std::size_t r = 0; r < values.size() / cols; ++r)
+          quantize_row(m.format, values.data() + r * cols, cols, bytes.data() + r * row_bytes);
+      }
+      m.rows = bytes.size() / row_bytes;
       m.bytes = B::upload(std::span<const std::uint8_t>(bytes));
       return m;
     }
@@ -92,6 +99,10 @@ class WeightReader {
   weight_matrix<B, S> matrix(const std::string& name, std::vector<std::size_t> shape) const {
     return matrix<S>(std::vector<Part>{{name, std::move(shape)}});
   }
+
+  /// Reads the block storage's matrices from `file` (a `baton quantize` file made from this
+  /// checkpoint: model/quantized_file.hpp), which must outlive the reads, instead of quantizing.
+  void use_quantized(const io::SafetensorsFile* file) { quantized_ = file; }
 
   /// The matrices a block storage kept in f16 (rows not a multiple of 32), by tensor name(s).
   const std::vector<std::string>& fallbacks() const { return fallbacks_; }
@@ -114,6 +125,28 @@ class WeightReader {
         src_->template read<T>(p.name, std::span<const std::size_t>(p.shape));
     return B::upload(std::span<const T>(host));
   }
+  /// Part `p`'s rows from the quantized file, checked against the checkpoint's shape and the
+  /// format the rows' width gives (blocks as U8, the f16 fallback as F16).
+  void append_quantized(const Part& p, BlockFormat format, std::size_t row_bytes,
+                        std::vector<std::uint8_t>& out) const {
+    used_.insert(p.name);
+    const io::TensorInfo& want = src_->info(p.name);  // also: the checkpoint has it
+    BATON_CHECK(std::ranges::equal(want.shape, p.shape), shape_error, "tensor '", p.name, "' in ",
+                src_->where(), " has shape ", io::format_shape(want.shape), ", expected ",
+                io::format_shape(p.shape));
+    const io::TensorInfo* t = quantized_->find(p.name);
+    const bool f16 = format == BlockFormat::f16;
+    const std::size_t rows = p.shape[0];
+    BATON_CHECK(t != nullptr && t->dtype_name == (f16 ? "F16" : "U8") && t->shape.size() == 2 &&
+                    t->shape[0] == rows && t->shape[1] == (f16 ? p.shape[1] : row_bytes),
+                format_error, quantized_->path().string(), ": tensor '", p.name,
+                "' is missing or is not ", rows, " rows of ",
+                f16 ? "f16" : std::string(block_format_name(format)) + " blocks");
+    const std::span<const std::byte> raw = quantized_->raw(*t);
+    const auto* b = reinterpret_cast<const std::uint8_t*>(raw.data());
+    out.insert(out.end(), b, b + raw.size());
+  }
+
   std::vector<float> read_host(const Part& p) const {
     used_.insert(p.name);
     return src_->template read<float>(p.name, std::span<const std::size_t>(p.shape));
@@ -142,6 +175,7 @@ class WeightReader {
   // What the family asked for, so a load can refuse tensors it would silently drop.
   mutable std::set<std::string, std::less<>> used_;
   mutable std::vector<std::string> fallbacks_;
+  const io::SafetensorsFile* quantized_ = nullptr;
 };
 
 }  // namespace baton

@@ -43,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/backend/thread_pool.hpp"
+#include "baton/core/storage.hpp"
 #include "baton/grammar/grammar_spec.hpp"
 #include "baton/intercept/token_bytes.hpp"
 #include "baton/io/json_util.hpp"
@@ -100,6 +101,10 @@ struct RelaySpec {
   /// spec that names another backend than theirs (check_spec_backend); `baton relay
   /// --backend` overrides the file (tools/backend_choice.hpp).
   std::optional<std::string> backend;
+  /// "storage": what the base model's matrices are held in: "f32", "bf16", "f16" (converted at
+  /// load), "q8_0" or "q4_0" (quantized at load: core/quant.hpp); unset: the checkpoint's own
+  /// dtype. `baton relay --storage` overrides the file.
+  std::optional<Storage> storage;
   /// "host": {"threads": N, "bf16_products": false}; the CUDA backend ignores it.
   HostRunSpec host;
   std::vector<StageSpec> stages;
@@ -327,7 +332,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
   detail::known_keys_check(j, src,
                            {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles",
-                            "loop_from", "max_request_tokens", "name", "output"});
+                            "loop_from", "max_request_tokens", "name", "output", "storage"});
   const io::FieldReader<> f(j, src);
   RelaySpec spec;
   spec.source = source;
@@ -338,6 +343,12 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     BATON_CHECK(*b == "host" || *b == "cuda", config_error, src, ": field 'backend' = \"",
                 detail::excerpt(*b), "\": a relay runs on \"host\" or \"cuda\"");
     spec.backend = *b;
+  }
+  if (auto st = f.string("storage")) {
+    spec.storage = parse_storage(*st);
+    BATON_CHECK(spec.storage.has_value(), config_error, src, ": field 'storage' = \"",
+                detail::excerpt(*st),
+                "\": the base model is held in \"f32\", \"bf16\", \"f16\", \"q8_0\" or \"q4_0\"");
   }
   if (j.contains("host")) {
     const std::string hw = src + ": field 'host'";

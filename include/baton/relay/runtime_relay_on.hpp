@@ -131,6 +131,13 @@ class BackendRuntimeRelay final : public RuntimeRelay {
       check_tokenizer_fits(spec.tokenizer_ids, model_.config().vocab_size,
                            spec.tokenizer.value_or(spec.model / "tokenizer.json").string(),
                            model_.source());
+    if (!model_.fallback_matrices().empty()) {
+      std::string list;
+      for (const std::string& m : model_.fallback_matrices()) list += (list.empty() ? "" : ", ") + m;
+      warnings_.push_back(model_.source() + ": " + std::string(storage_name(storage_of<S>)) +
+                          " keeps " + std::to_string(model_.fallback_matrices().size()) +
+                          " matrices in f16, their rows not a multiple of 32: " + list);
+    }
     std::vector<StageBase<B>*> ptrs;
     for (std::size_t i = 0; i < spec.stages.size(); ++i) {
       const StageSpec& s = spec.stages[i];
@@ -255,9 +262,10 @@ std::unique_ptr<RuntimeRelay> build_relay_as_on(const RelaySpec& spec) {
   const ModelConfig cfg = load_runtime_config(spec.model);
   BATON_CHECK(cfg.head_dim == D, config_error, spec.model.string(), ": head_dim is ", cfg.head_dim,
               ", but this relay was built for head_dim ", D);
-  const dtype stored = stored_dtype(spec.model);
-  BATON_CHECK(stored == dtype_of<S>, config_error, spec.model.string(), ": weights are ",
-              dtype_name(stored), ", but this relay was built for ", dtype_name(dtype_of<S>));
+  const Storage wanted = spec.storage ? *spec.storage : storage_of_dtype(stored_dtype(spec.model));
+  BATON_CHECK(wanted == storage_of<S>, config_error, spec.model.string(), ": weights are ",
+              storage_name(wanted), spec.storage ? " (the relay file's \"storage\")" : "",
+              ", but this relay was built for ", storage_name(storage_of<S>));
   // load_model refuses an architecture F does not claim, naming both.
   return std::make_unique<detail::BackendRuntimeRelay<B, S, D, F, W>>(
       spec, load_model<B, S, F>(spec.model));
@@ -272,7 +280,7 @@ std::unique_ptr<RuntimeRelay> build_relay_on(const RelaySpec& spec) {
   return dispatch_model<Builds>(
       spec.model, load_runtime_config(spec.model),
       [&]<class F, class S, int D>() { return build_relay_as_on<B, S, D, F>(spec); },
-      std::string("the ") + std::string(B::name) + " relay of this program");
+      std::string("the ") + std::string(B::name) + " relay of this program", spec.storage);
 }
 
 }  // namespace baton

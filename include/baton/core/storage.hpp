@@ -1,0 +1,48 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The storage a program asks a model's weights to be held in, as a run-time value: a
+///        relay file's "storage", the CLI's --storage. Unset, a model keeps its files' dtype.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include "baton/core/dtype.hpp"
+#include "baton/core/quant.hpp"
+
+namespace baton {
+
+/// The storages a base model may be loaded in (the WeightStorage types, as values).
+enum class Storage : std::uint8_t { f32, bf16, f16, q8_0, q4_0 };
+
+/// The names relay files and the CLI use, in Storage's order.
+inline constexpr std::string_view kStorageNames[] = {"f32", "bf16", "f16", "q8_0", "q4_0"};
+
+constexpr std::string_view storage_name(Storage s) {
+  return kStorageNames[static_cast<int>(s)];
+}
+
+/// "f32", "bf16", "f16", "q8_0" or "q4_0"; nullopt for anything else.
+constexpr std::optional<Storage> parse_storage(std::string_view name) {
+  for (int i = 0; i < 5; ++i)
+    if (kStorageNames[i] == name) return static_cast<Storage>(i);
+  return std::nullopt;
+}
+
+/// The storage of a checkpoint's float dtype (what a model is loaded in when nothing is asked).
+constexpr Storage storage_of_dtype(dtype t) {
+  return t == dtype::f32 ? Storage::f32 : t == dtype::bf16 ? Storage::bf16 : Storage::f16;
+}
+
+/// The value of a WeightStorage type.
+template <WeightStorage S>
+inline constexpr Storage storage_of = std::is_same_v<S, f32>    ? Storage::f32
+                                      : std::is_same_v<S, bf16> ? Storage::bf16
+                                      : std::is_same_v<S, f16>  ? Storage::f16
+                                      : std::is_same_v<S, q8_0> ? Storage::q8_0
+                                                                : Storage::q4_0;
+
+}  // namespace baton
