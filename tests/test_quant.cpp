@@ -64,6 +64,36 @@ TEST_CASE("quant: a Q4_0 block by hand: the signed largest value maps to -8, nib
   CHECK(dequantize(b, 0) == 16.0f);
 }
 
+TEST_CASE("quant: activations quantize alike on every instruction set, sums included") {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g(0.0f, 3.0f);
+  const int n = 3, in = 96, ldx = 100;
+  std::vector<float> x(static_cast<std::size_t>(n) * ldx);
+  for (float& v : x) v = g(rng);
+  x[5] = 0.0f;
+  for (int i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero block: scale 0, values 0
+  for (int i = 64; i < 96; ++i) x[i] = static_cast<float>(i - 80) * 127.0f / 16.0f;  // ties
+  QuantizedActivations ref;
+  host_quant::quantize_rows(Isa::portable, x.data(), n, in, ldx, ref);
+  CHECK(ref.d[1] == 0.0f);
+  CHECK(ref.qs[64] == -127);
+  CHECK(ref.qs[88] == 64);  // 63.5: half away from zero
+  CHECK(ref.qs[72] == -64);
+  for (int b = 0; b < n * in / 32; ++b) {
+    int s = 0;
+    for (int i = 0; i < 32; ++i) s += ref.qs[b * 32 + i];
+    CHECK(ref.sum[b] == static_cast<float>(s));
+  }
+  for (Isa isa : {Isa::avx2, Isa::avx512}) {
+    if (!host_simd::cpu_supports(isa)) continue;
+    QuantizedActivations got;
+    host_quant::quantize_rows(isa, x.data(), n, in, ldx, got);
+    CHECK(got.qs == ref.qs);
+    CHECK(got.d == ref.d);
+    CHECK(got.sum == ref.sum);
+  }
+}
+
 namespace {
 
 /// A random [rows, cols] matrix quantized row by row, its values and its dequantization.
@@ -119,11 +149,11 @@ TEST_CASE("quant: decode's integer kernels equal a double sum over the quantized
           const QuantMatrix m = make_matrix(f, out, in, rng);
           std::vector<float> x(static_cast<std::size_t>(n) * in);
           for (float& v : x) v = u(rng);
-          std::vector<QuantizedActivations> xq;
-          host_quant::quantize_rows(x.data(), n, in, in, xq);
+          QuantizedActivations xq;
+          host_quant::quantize_rows(isa, x.data(), n, in, in, xq);
           for (bool acc : {false, true}) {
             std::vector<float> y(static_cast<std::size_t>(n) * ldy, 0.5f);
-            host_quant::gemv_rows(isa, m.view(), xq.data(), n, in, 0, out, y.data(), ldy, acc);
+            host_quant::gemv_rows(isa, m.view(), xq, n, in, 0, out, y.data(), ldy, acc);
             for (int t = 0; t < n; ++t)
               for (int o = 0; o < ldy; ++o) {
                 const float got = y[static_cast<std::size_t>(t) * ldy + o];
@@ -134,8 +164,8 @@ TEST_CASE("quant: decode's integer kernels equal a double sum over the quantized
                 double want = acc ? 0.5 : 0.0, exact = want, mag = 0.0;
                 const std::size_t blocks = static_cast<std::size_t>(in) / 32;
                 for (int c = 0; c < in; ++c) {
-                  const QuantizedActivations& a = xq[t * blocks + c / 32];
-                  const double xv = static_cast<double>(a.d) * a.qs[c % 32];
+                  const double xv = static_cast<double>(xq.d[t * blocks + c / 32]) *
+                                    xq.qs[static_cast<std::size_t>(t) * in + c];
                   const double wv = m.dequant[static_cast<std::size_t>(o) * in + c];
                   want += wv * xv;
                   exact += wv * x[static_cast<std::size_t>(t) * in + c];
@@ -168,7 +198,7 @@ TEST_CASE("quant: matmul_nt over blocks, decode rows and prefill rows, against d
         std::vector<float> x(static_cast<std::size_t>(n) * ldx);
         for (float& v : x) v = u(rng);
         std::vector<float> y(static_cast<std::size_t>(n) * ldy, 0.25f);
-        std::vector<QuantizedActivations> scratch;
+        QuantizedActivations scratch;
         host_ops::matmul_nt(x.data(), n, in, ldx, m.view(), out, y.data(), ldy, true, &ctx,
                             scratch);
         // decode rows quantize the activations (relative ~1/254 of a block's largest value);

@@ -64,18 +64,17 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
 /// product, dequantizing the weights into its panels.
 inline void matmul_nt(const float* x, int n, int in, int ldx, BlockView w, int out, float* y,
                       int ldy, bool accumulate, HostContext* ctx,
-                      std::vector<QuantizedActivations>& scratch) {
+                      QuantizedActivations& scratch) {
   if (w.format == BlockFormat::f16)
     return matmul_nt(x, n, in, ldx, reinterpret_cast<const f16*>(w.data), out, y, ldy, accumulate,
                      ctx);
   const host_simd::Isa isa = ctx ? ctx->isa() : host_simd::best_isa();
   const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
   if (n <= kMatvecRows) {
-    host_quant::quantize_rows(x, n, in, ldx, scratch);
-    const QuantizedActivations* xq = scratch.data();
+    host_quant::quantize_rows(isa, x, n, in, ldx, scratch);
     parallel_ranges(ctx, out, par, [&](long o0, long o1) {
-      host_quant::gemv_rows(isa, w, xq, n, in, static_cast<int>(o0), static_cast<int>(o1), y, ldy,
-                            accumulate);
+      host_quant::gemv_rows(isa, w, scratch, n, in, static_cast<int>(o0), static_cast<int>(o1), y,
+                            ldy, accumulate);
     });
     return;
   }

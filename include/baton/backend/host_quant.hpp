@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "baton/backend/host_simd.hpp"
@@ -32,36 +33,35 @@
 
 namespace baton::host_quant {
 
-/// Quantizes `n` rows of `in` activations (x row t at x + t * ldx; in a multiple of 32) into
-/// `out`, row t's blocks at out[t * in / 32 ...].
-inline void quantize_rows(const float* x, int n, int in, int ldx,
-                          std::vector<QuantizedActivations>& out) {
-  const std::size_t blocks = static_cast<std::size_t>(in) / kQuantBlock;
-  out.resize(static_cast<std::size_t>(n) * blocks);  // grows once, then reused step after step
-  for (int t = 0; t < n; ++t)
-    for (std::size_t b = 0; b < blocks; ++b)
-      quantize_activations(x + static_cast<std::size_t>(t) * ldx + b * kQuantBlock,
-                           out[t * blocks + b]);
-}
-
 namespace detail {
 
-/// Weight q (0..31) of block b of a row, as the integer the block scale multiplies.
+/// Weight i (0..31) of a block as the integer its scale multiplies.
 inline int weight_int(const BlockQ8_0& b, int i) { return b.qs[i]; }
 inline int weight_int(const BlockQ4_0& b, int i) {
   return (i < 16 ? (b.qs[i] & 0x0f) : (b.qs[i - 16] >> 4)) - 8;
 }
 
+inline void quantize_rows_portable(const float* x, int n, int in, int ldx,
+                                   QuantizedActivations& out) {
+  const int blocks = in / kQuantBlock;
+  for (int t = 0; t < n; ++t)
+    for (int b = 0; b < blocks; ++b)
+      quantize_activations(x + static_cast<std::size_t>(t) * ldx + b * kQuantBlock,
+                           out.d[static_cast<std::size_t>(t) * blocks + b],
+                           out.qs.data() + static_cast<std::size_t>(t) * in + b * kQuantBlock,
+                           out.sum[static_cast<std::size_t>(t) * blocks + b]);
+}
+
 template <class Blk>
-void rows_portable(const Blk* w, const QuantizedActivations* x, int blocks, int o0, int o1,
-                   float* y, bool accumulate) {
+void rows_portable(const Blk* w, const std::int8_t* xq, const float* xd, int blocks, int o0,
+                   int o1, float* y, bool accumulate) {
   for (int o = o0; o < o1; ++o) {
     const Blk* r = w + static_cast<std::size_t>(o) * blocks;
     float sum = 0.0f;
     for (int b = 0; b < blocks; ++b) {
       int s = 0;
-      for (int i = 0; i < kQuantBlock; ++i) s += weight_int(r[b], i) * x[b].qs[i];
-      sum += widen(r[b].d) * x[b].d * static_cast<float>(s);
+      for (int i = 0; i < kQuantBlock; ++i) s += weight_int(r[b], i) * xq[b * kQuantBlock + i];
+      sum += widen(r[b].d) * xd[b] * static_cast<float>(s);
     }
     y[o] = accumulate ? y[o] + sum : sum;
   }
@@ -69,26 +69,84 @@ void rows_portable(const Blk* w, const QuantizedActivations* x, int blocks, int 
 
 #if BATON_HOST_SIMD_X86
 #define BATON_QUANT_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
-#define BATON_QUANT_AVX512 \
-  __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline
+
+/// quantize_activations for 32 values: the same arithmetic, eight lanes at a time.
+__attribute__((target("avx2,fma,f16c"))) inline void quantize_rows_avx2(
+    const float* x, int n, int in, int ldx, QuantizedActivations& out) {
+  const int blocks = in / kQuantBlock;
+  const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f);
+  for (int t = 0; t < n; ++t) {
+    for (int b = 0; b < blocks; ++b) {
+      const float* p = x + static_cast<std::size_t>(t) * ldx + b * kQuantBlock;
+      __m256 v[4];
+      __m256 m = _mm256_setzero_ps();
+      for (int i = 0; i < 4; ++i) {
+        v[i] = _mm256_loadu_ps(p + 8 * i);
+        m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+      }
+      __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+      h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+      h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+      const float d = _mm_cvtss_f32(h) / 127.0f;
+      const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+      __m256i q[4];
+      __m256i total = _mm256_setzero_si256();
+      for (int i = 0; i < 4; ++i) {
+        const __m256 s = _mm256_mul_ps(v[i], id);
+        const __m256 a = _mm256_add_ps(_mm256_andnot_ps(sign, s), half);  // |v| + 0.5
+        // truncate the magnitude, then give it v's sign back
+        const __m256 r = _mm256_or_ps(_mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+                                      _mm256_and_ps(sign, s));
+        q[i] = _mm256_cvttps_epi32(r);
+        total = _mm256_add_epi32(total, q[i]);
+      }
+      const __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total),
+                                       _mm256_extracti128_si256(total, 1));
+      const __m128i t2 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4e));
+      out.sum[static_cast<std::size_t>(t) * blocks + b] =
+          static_cast<float>(_mm_cvtsi128_si32(_mm_add_epi32(t2, _mm_shuffle_epi32(t2, 0xb1))));
+      // 32 int32 -> 32 int8: the packs interleave 128-bit lanes; the permute restores order
+      const __m256i w16a = _mm256_packs_epi32(q[0], q[1]), w16b = _mm256_packs_epi32(q[2], q[3]);
+      const __m256i w8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b),
+                                                     _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.qs.data() +
+                                                     static_cast<std::size_t>(t) * in +
+                                                     b * kQuantBlock),
+                          w8);
+      out.d[static_cast<std::size_t>(t) * blocks + b] = d;
+    }
+  }
+}
+
+/// A Q4_0 block's 32 nibbles as unsigned bytes in [0, 15] (the weights plus 8), in order: low
+/// nibbles are weights 0..15, high nibbles 16..31.
+BATON_QUANT_AVX2 __m256i nibbles32(const BlockQ4_0& b) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
 
 /// A block's 32 weights as signed bytes in [-127, 127] (Q8_0) or [-8, 7] (Q4_0), in order.
 BATON_QUANT_AVX2 __m256i weights32(const BlockQ8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
 }
 BATON_QUANT_AVX2 __m256i weights32(const BlockQ4_0& b) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-  // low nibbles are weights 0..15, high nibbles 16..31
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-  return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0f)), _mm256_set1_epi8(8));
+  return _mm256_sub_epi8(nibbles32(b), _mm256_set1_epi8(8));
 }
 
 /// Eight 32-bit partial sums of w · x over 32 signed bytes, as floats: |w| times x with w's
 /// sign (vpmaddubsw multiplies unsigned by signed bytes; |w| <= 128 and |x| <= 127 keep each
-/// pair's sum inside int16).
-BATON_QUANT_AVX2 __m256 dot32(__m256i w, __m256i x) {
-  const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+/// pair's sum inside int16). `aw` is |w|.
+BATON_QUANT_AVX2 __m256 dot32(__m256i w, __m256i aw, __m256i x) {
+  const __m256i pairs = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w));
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
+/// Q4_0: the nibbles n = q + 8 times x, unsigned by signed as vpmaddubsw takes them (no sign
+/// trick; the 8 · sum(x) the nibbles add is taken off once per eight blocks).
+BATON_QUANT_AVX2 __m256 dot32_unsigned(__m256i n, __m256i x) {
+  return _mm256_cvtepi32_ps(
+      _mm256_madd_epi16(_mm256_maddubs_epi16(n, x), _mm256_set1_epi16(1)));
 }
 
 BATON_QUANT_AVX2 float hsum8q(__m256 v) {
@@ -97,91 +155,94 @@ BATON_QUANT_AVX2 float hsum8q(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
-BATON_QUANT_AVX2 float scale_of(const BlockQ8_0& b) { return _cvtsh_ss(b.d.bits); }
-BATON_QUANT_AVX2 float scale_of(const BlockQ4_0& b) { return _cvtsh_ss(b.d.bits); }
+/// The f16 scales of blocks g .. g + 7 of a row, widened: eight 2-byte loads into one vector
+/// (the blocks are 34 or 18 bytes apart) and one conversion.
+template <class Blk>
+BATON_QUANT_AVX2 __m256 scales8(const Blk* r) {
+  __m128i h = _mm_cvtsi32_si128(r[0].d.bits);
+  h = _mm_insert_epi16(h, r[1].d.bits, 1);
+  h = _mm_insert_epi16(h, r[2].d.bits, 2);
+  h = _mm_insert_epi16(h, r[3].d.bits, 3);
+  h = _mm_insert_epi16(h, r[4].d.bits, 4);
+  h = _mm_insert_epi16(h, r[5].d.bits, 5);
+  h = _mm_insert_epi16(h, r[6].d.bits, 6);
+  h = _mm_insert_epi16(h, r[7].d.bits, 7);
+  return _mm256_cvtph_ps(h);
+}
 
-/// N activation rows (x row k at x + k * blocks) against weight rows [o0, o1): each weight
-/// block is loaded and unpacked once for all N rows.
+/// N activation rows (row k's values at xq + k * in, its scales at xd + k * blocks, its block
+/// sums at xs + k * blocks) against weight rows [o0, o1). Eight blocks at a time: their eight
+/// weight scales times each row's eight activation scales make one vector, and block j's FMA
+/// takes lane j of it (a permute); each weight block is loaded and unpacked once for all N
+/// rows. Blocks alternate between two accumulators a row, so consecutive FMAs do not wait on
+/// each other. Q4_0 multiplies the unsigned nibbles and takes 8 · scale · sum(x) off per group.
 template <class Blk, int N>
-__attribute__((target("avx2,fma,f16c"))) void rows_avx2(const Blk* w,
-                                                        const QuantizedActivations* x, int blocks,
+__attribute__((target("avx2,fma,f16c"))) void rows_avx2(const Blk* w, const std::int8_t* xq,
+                                                        const float* xd, const float* xs, int in,
                                                         int o0, int o1, float* y, int ldy,
                                                         bool accumulate) {
+  constexpr bool kQ4 = std::is_same_v<Blk, BlockQ4_0>;
+  // Accumulators a row: two for one row (two chains); several rows are chains of their own,
+  // and more accumulators would not fit the 16 registers.
+  constexpr int A = N == 1 ? 2 : 1;
+  const int blocks = in / kQuantBlock;
+  const auto sx = static_cast<std::size_t>(in), sd = static_cast<std::size_t>(blocks);
   for (int o = o0; o < o1; ++o) {
     const Blk* r = w + static_cast<std::size_t>(o) * blocks;
-    __m256 acc[N];
-    for (int k = 0; k < N; ++k) acc[k] = _mm256_setzero_ps();
-    for (int b = 0; b < blocks; ++b) {
-      const __m256i wq = weights32(r[b]);
-      const float d = scale_of(r[b]);
+    __m256 acc[N][A], offset[N];  // offset: Q4_0's sum of scale · sum(x) over the groups
+    for (int k = 0; k < N; ++k) {
+      offset[k] = _mm256_setzero_ps();
+      for (int i = 0; i < A; ++i) acc[k][i] = offset[k];
+    }
+    int g = 0;
+    for (; g + 8 <= blocks; g += 8) {
+      const __m256 dw = scales8(r + g);
+      __m256 scale[N];
       for (int k = 0; k < N; ++k) {
-        const QuantizedActivations& a = x[static_cast<std::size_t>(k) * blocks + b];
-        const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
-        acc[k] = _mm256_fmadd_ps(dot32(wq, xq), _mm256_set1_ps(d * a.d), acc[k]);
+        scale[k] = _mm256_mul_ps(dw, _mm256_loadu_ps(xd + k * sd + g));
+        if constexpr (kQ4)
+          offset[k] = _mm256_fmadd_ps(scale[k], _mm256_loadu_ps(xs + k * sd + g), offset[k]);
+      }
+      // unrolled: the accumulator index j % A must be a constant, or the accumulators live in
+      // memory and every FMA waits on a store
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m256i lane = _mm256_set1_epi32(j);
+        if constexpr (kQ4) {
+          const __m256i nq = nibbles32(r[g + j]);
+          for (int k = 0; k < N; ++k) {
+            const __m256i x = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(xq + k * sx + (g + j) * kQuantBlock));
+            acc[k][j % A] = _mm256_fmadd_ps(dot32_unsigned(nq, x),
+                                            _mm256_permutevar8x32_ps(scale[k], lane),
+                                            acc[k][j % A]);
+          }
+        } else {
+          const __m256i wq = weights32(r[g + j]), aw = _mm256_abs_epi8(wq);
+          for (int k = 0; k < N; ++k) {
+            const __m256i x = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(xq + k * sx + (g + j) * kQuantBlock));
+            acc[k][j % A] = _mm256_fmadd_ps(dot32(wq, aw, x),
+                                            _mm256_permutevar8x32_ps(scale[k], lane),
+                                            acc[k][j % A]);
+          }
+        }
+      }
+    }
+    for (; g < blocks; ++g) {  // the last blocks, fewer than eight
+      const __m256i wq = weights32(r[g]), aw = _mm256_abs_epi8(wq);
+      const float d = _cvtsh_ss(r[g].d.bits);
+      for (int k = 0; k < N; ++k) {
+        const __m256i x = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(xq + k * sx + g * kQuantBlock));
+        acc[k][0] = _mm256_fmadd_ps(dot32(wq, aw, x), _mm256_set1_ps(d * xd[k * sd + g]),
+                                    acc[k][0]);
       }
     }
     for (int k = 0; k < N; ++k) {
-      const float sum = hsum8q(acc[k]);
-      float& out = y[static_cast<std::size_t>(k) * ldy + o];
-      out = accumulate ? out + sum : sum;
-    }
-  }
-}
-
-/// lo in the low half, hi in the high one. (The masked forms: GCC 12 warns, -Wmaybe-uninitialized,
-/// on the plain insert and convert, which pass an undefined vector through.)
-BATON_QUANT_AVX512 __m512i join256(__m256i lo, __m256i hi) {
-  const __m512i z = _mm512_setzero_si512();
-  return _mm512_mask_inserti64x4(z, 0xff, _mm512_mask_inserti64x4(z, 0xff, z, lo, 0), hi, 1);
-}
-
-/// Two blocks' weights in one 512-bit register (block b in the low half, b + 1 in the high).
-template <class Blk>
-BATON_QUANT_AVX512 __m512i weights64(const Blk& b0, const Blk& b1) {
-  return join256(weights32(b0), weights32(b1));
-}
-
-/// The 512-bit dot32: sixteen sums, the low eight of one block and the high eight of the next.
-/// (AVX-512 has no vpsignb: x is negated where w is negative, and zero w gives zero anyway.)
-BATON_QUANT_AVX512 __m512 dot64(__m512i w, __m512i x) {
-  const __mmask64 negative = _mm512_movepi8_mask(w);
-  const __m512i xs = _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
-  const __m512i pairs = _mm512_maddubs_epi16(_mm512_abs_epi8(w), xs);
-  return _mm512_maskz_cvtepi32_ps(0xffff, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)));
-}
-
-template <class Blk, int N>
-__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))) void rows_avx512(
-    const Blk* w, const QuantizedActivations* x, int blocks, int o0, int o1, float* y, int ldy,
-    bool accumulate) {
-  for (int o = o0; o < o1; ++o) {
-    const Blk* r = w + static_cast<std::size_t>(o) * blocks;
-    __m512 acc[N];
-    for (int k = 0; k < N; ++k) acc[k] = _mm512_setzero_ps();
-    int b = 0;
-    for (; b + 2 <= blocks; b += 2) {
-      const __m512i wq = weights64(r[b], r[b + 1]);
-      const float d0 = scale_of(r[b]), d1 = scale_of(r[b + 1]);
-      for (int k = 0; k < N; ++k) {
-        const QuantizedActivations* a = x + static_cast<std::size_t>(k) * blocks + b;
-        const __m512i xq =
-            join256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0].qs)),
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[1].qs)));
-        const __m512 scale = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(d0 * a[0].d),
-                                                  _mm512_set1_ps(d1 * a[1].d));
-        acc[k] = _mm512_fmadd_ps(dot64(wq, xq), scale, acc[k]);
-      }
-    }
-    for (int k = 0; k < N; ++k) {
-      const __m512d dd = _mm512_castps_pd(acc[k]);
-      __m256 s = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, dd, 0)),
-                               _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, dd, 1)));
-      if (b < blocks) {  // an odd last block
-        const QuantizedActivations& a = x[static_cast<std::size_t>(k) * blocks + b];
-        const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
-        s = _mm256_fmadd_ps(dot32(weights32(r[b]), xq), _mm256_set1_ps(scale_of(r[b]) * a.d), s);
-      }
-      const float sum = hsum8q(s);
+      // the offset vector holds one block sum per lane; the accumulators eight partials each
+      const float sum = hsum8q(A == 2 ? _mm256_add_ps(acc[k][0], acc[k][A - 1]) : acc[k][0]) -
+                        (kQ4 ? 8.0f * hsum8q(offset[k]) : 0.0f);
       float& out = y[static_cast<std::size_t>(k) * ldy + o];
       out = accumulate ? out + sum : sum;
     }
@@ -189,51 +250,71 @@ __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))) void rows_avx
 }
 
 #undef BATON_QUANT_AVX2
-#undef BATON_QUANT_AVX512
 #endif
 
 template <class Blk>
-void rows(host_simd::Isa isa, const Blk* w, const QuantizedActivations* x, int n, int blocks,
+void rows(host_simd::Isa isa, const Blk* w, const QuantizedActivations& x, int n, int in,
           int o0, int o1, float* y, int ldy, bool accumulate) {
+  const int blocks = in / kQuantBlock;
 #if BATON_HOST_SIMD_X86
-  // Tiles of 8 weight rows (they stay in L1 while every group of activation rows uses them,
-  // so memory delivers each weight once); within a tile, groups of 4 rows, then 2, then 1.
-  constexpr int kTile = 8;
-  const auto groups = [&](auto k4, auto k2, auto k1) {
-    const auto bx = static_cast<std::size_t>(blocks), sy = static_cast<std::size_t>(ldy);
+  if (isa == host_simd::Isa::avx512 || isa == host_simd::Isa::avx2) {
+    // Tiles of 8 weight rows (they stay in L1 while every group of activation rows uses
+    // them, so memory delivers each weight once); within a tile, groups of 4 rows, 2, then 1.
+    constexpr int kTile = 8;
+    const auto sx = static_cast<std::size_t>(in), sd = static_cast<std::size_t>(blocks),
+               sy = static_cast<std::size_t>(ldy);
+    const std::int8_t* q = x.qs.data();
+    const float* d = x.d.data();
+    const float* sums = x.sum.data();
     for (int a = o0; a < o1; a += kTile) {
       const int e = a + kTile < o1 ? a + kTile : o1;
       int t = 0;
-      for (; t + 4 <= n; t += 4) k4(w, x + t * bx, blocks, a, e, y + t * sy, ldy, accumulate);
-      for (; t + 2 <= n; t += 2) k2(w, x + t * bx, blocks, a, e, y + t * sy, ldy, accumulate);
-      if (t < n) k1(w, x + t * bx, blocks, a, e, y + t * sy, ldy, accumulate);
+      for (; t + 4 <= n; t += 4)
+        rows_avx2<Blk, 4>(w, q + t * sx, d + t * sd, sums + t * sd, in, a, e, y + t * sy, ldy,
+                          accumulate);
+      for (; t + 2 <= n; t += 2)
+        rows_avx2<Blk, 2>(w, q + t * sx, d + t * sd, sums + t * sd, in, a, e, y + t * sy, ldy,
+                          accumulate);
+      if (t < n)
+        rows_avx2<Blk, 1>(w, q + t * sx, d + t * sd, sums + t * sd, in, a, e, y + t * sy, ldy,
+                          accumulate);
     }
-  };
-  if (isa == host_simd::Isa::avx512)
-    return groups(rows_avx512<Blk, 4>, rows_avx512<Blk, 2>, rows_avx512<Blk, 1>);
-  if (isa == host_simd::Isa::avx2 || isa == host_simd::Isa::avx512)
-    return groups(rows_avx2<Blk, 4>, rows_avx2<Blk, 2>, rows_avx2<Blk, 1>);
+    return;
+  }
 #endif
   BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_quant: kernels ",
               host_simd::isa_name(isa), " were not compiled for this platform");
   for (int t = 0; t < n; ++t)
-    rows_portable(w, x + static_cast<std::size_t>(t) * blocks, blocks, o0, o1,
+    rows_portable(w, x.qs.data() + static_cast<std::size_t>(t) * in,
+                  x.d.data() + static_cast<std::size_t>(t) * blocks, blocks, o0, o1,
                   y + static_cast<std::size_t>(t) * ldy, accumulate);
 }
 
 }  // namespace detail
 
+/// Quantizes `n` rows of `in` activations (x row t at x + t * ldx; in a multiple of 32) into
+/// `out` (grown once, then reused step after step), with the kernels of `isa`.
+inline void quantize_rows(host_simd::Isa isa, const float* x, int n, int in, int ldx,
+                          QuantizedActivations& out) {
+  out.qs.resize(static_cast<std::size_t>(n) * in);
+  out.d.resize(static_cast<std::size_t>(n) * (in / kQuantBlock));
+  out.sum.resize(out.d.size());
+#if BATON_HOST_SIMD_X86
+  if (isa != host_simd::Isa::portable) return detail::quantize_rows_avx2(x, n, in, ldx, out);
+#endif
+  detail::quantize_rows_portable(x, n, in, ldx, out);
+}
+
 /// y row t [o] (= or +=) W[o, :] · x row t for o in [o0, o1) and t < n, W in Q8_0 or Q4_0 blocks
-/// (`w.format`), x quantized by quantize_rows (row t at x + t * in / 32), y row t at y + t * ldy.
-inline void gemv_rows(host_simd::Isa isa, BlockView w, const QuantizedActivations* x, int n,
+/// (`w.format`), x quantized by quantize_rows, y row t at y + t * ldy.
+inline void gemv_rows(host_simd::Isa isa, BlockView w, const QuantizedActivations& x, int n,
                       int in, int o0, int o1, float* y, int ldy, bool accumulate) {
-  const int blocks = in / kQuantBlock;
   if (w.format == BlockFormat::q8_0)
-    return detail::rows(isa, reinterpret_cast<const BlockQ8_0*>(w.data), x, n, blocks, o0, o1, y,
-                        ldy, accumulate);
+    return detail::rows(isa, reinterpret_cast<const BlockQ8_0*>(w.data), x, n, in, o0, o1, y, ldy,
+                        accumulate);
   BATON_CHECK(w.format == BlockFormat::q4_0, usage_error,
               "host_quant::gemv_rows: f16 matrices take the float kernels");
-  detail::rows(isa, reinterpret_cast<const BlockQ4_0*>(w.data), x, n, blocks, o0, o1, y, ldy,
+  detail::rows(isa, reinterpret_cast<const BlockQ4_0*>(w.data), x, n, in, o0, o1, y, ldy,
                accumulate);
 }
 

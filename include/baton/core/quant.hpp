@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "baton/core/dtype.hpp"
 #include "baton/core/macros.hpp"
@@ -47,11 +48,15 @@ struct BlockQ4_0 {
 static_assert(sizeof(BlockQ8_0) == 34 && alignof(BlockQ8_0) == 2, "GGML's Q8_0 block is 34 bytes");
 static_assert(sizeof(BlockQ4_0) == 18 && alignof(BlockQ4_0) == 2, "GGML's Q4_0 block is 18 bytes");
 
-/// 32 activations quantized for the host's integer dot products with Q8_0 / Q4_0 weights:
-/// qs[i] = round(x[i] / d), d = max|x| / 127 kept in f32 (llama.cpp keeps it in f16).
+/// Rows of activations quantized for the host's integer dot products with Q8_0 / Q4_0 weights,
+/// a scale per 32-block as in Q8_0 but kept in f32: row t's values at qs[t * cols ...] and
+/// its blocks' scales at d[t * cols / 32 ...] (scales apart, so a kernel loads eight at once).
 struct QuantizedActivations {
-  float d;
-  std::int8_t qs[kQuantBlock];
+  std::vector<std::int8_t> qs;
+  std::vector<float> d;
+  /// each block's sum of qs (as a float): Q4_0's kernels multiply the weights' unsigned
+  /// nibbles q + 8 and take 8 times this off
+  std::vector<float> sum;
 };
 
 /// How one quantized model's matrix is held: its blocks, or f16 where rows are not whole blocks.
@@ -140,17 +145,27 @@ BATON_HD inline void quantize_block_q4_0(const float* x, BlockQ4_0& b) {
   }
 }
 
-/// Quantizes 32 activations (Q8_0's rounding, the scale kept in f32).
-BATON_HD inline void quantize_activations(const float* x, QuantizedActivations& b) {
+/// Quantizes 32 activations: d = max|x| / 127 (f32), q = round(x / d) with halves away from
+/// zero computed as floor(|v| + 0.5) in f32 (what the SIMD quantizer in host_quant.hpp does,
+/// so every instruction set quantizes alike; it differs from roundf only for |v| within 2^-25
+/// below a half).
+BATON_HD inline void quantize_activations(const float* x, float& d, std::int8_t* qs,
+                                          float& sum) {
   float amax = 0.0f;
   for (int i = 0; i < kQuantBlock; ++i) {
     const float a = x[i] < 0.0f ? -x[i] : x[i];
     amax = a > amax ? a : amax;
   }
-  b.d = amax / 127.0f;
-  const float id = b.d != 0.0f ? 1.0f / b.d : 0.0f;
-  for (int i = 0; i < kQuantBlock; ++i)
-    b.qs[i] = static_cast<std::int8_t>(round_half_away(x[i] * id));
+  d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int total = 0;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    const float v = x[i] * id;
+    const int q = static_cast<int>((v < 0.0f ? -v : v) + 0.5f);  // truncation = floor here
+    qs[i] = static_cast<std::int8_t>(v < 0.0f ? -q : q);
+    total += qs[i];
+  }
+  sum = static_cast<float>(total);
 }
 
 /// Weight i (0..31) of a block, in f32.

@@ -77,7 +77,7 @@ class Workspace {
   buffer<float> logits;             ///< [rows, vocab]
   std::vector<float> lora_scratch;  ///< host: the rank-r intermediate
   /// host, block-quantized models: the rows of a matrix-vector product's input, quantized
-  std::vector<QuantizedActivations> quant_scratch;
+  QuantizedActivations quant_scratch;
   /// What the backend keeps beside the activations (`B::workspace_extras`; the CUDA backend's
   /// stream, token staging and attention partials); empty on the host.
   typename detail::workspace_extras<B>::type extras;
