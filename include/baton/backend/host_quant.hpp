@@ -3,7 +3,8 @@
 /// @file
 /// @brief Decode's matrix-vector rows for Q8_0 / Q4_0 weights (core/quant.hpp): integer dot
 ///        products of the weight blocks with the activations quantized to 8 bits per 32-block,
-///        the instruction set chosen at run time (portable, AVX2, AVX-512 BW).
+///        the instruction set chosen at run time (portable; AVX2, which the avx512 family runs
+///        too).
 ///
 /// Why the activations are quantized too (as llama.cpp does for these formats). A decode step
 /// reads each weight once, so its speed is bytes over bandwidth — as long as the core keeps up.
@@ -11,11 +12,21 @@
 /// instructions per 32 weights on AVX2 (nibbles, sign-extend, convert, four FMAs); at the 18
 /// bytes a block takes, two cores would need ~30 G instructions/s to follow 25 GB/s. With the
 /// activations in int8, one `vpmaddubsw` multiplies 32 pairs and one `vpmaddwd` adds them into
-/// eight 32-bit sums: a block is about 8 instructions, and the sums are exact. The cost is the
-/// activations' rounding (relative error up to 1/254 of a block's largest value), measured in
-/// docs/performance.md ("Quantized weights": KL divergence and top-1 agreement beside llama.cpp).
+/// eight 32-bit sums, exactly. The cost is the activations' rounding (relative error up to 1/254
+/// of a block's largest value), measured in docs/performance.md ("Quantized weights": KL
+/// divergence and top-1 agreement beside llama.cpp, which rounds its activations the same way).
 /// Prefill's products (host_gemm.hpp) keep f32 activations: they dequantize each weight once per
 /// product and are bound by multiply-adds, not by bytes.
+///
+/// What one block costs decides the speed (one thread, a 98 MB matrix, this repository's AMD
+/// EPYC): one accumulator chain read 24 GB/s (Q8_0) and 12 GB/s (Q4_0) — every FMA waited on the
+/// previous one, and with a run-time accumulator index the accumulators lived in memory; the
+/// f16 scale of each block converted on its own cost ~5 more instructions a block. Now eight
+/// blocks' scales convert at once (block j's FMA takes lane j by a permute), the block loop is
+/// unrolled into two chains, and Q4_0 multiplies its unsigned nibbles (q + 8) without vpsignb,
+/// taking 8 · scale · sum(x) off once per eight blocks: 25-27 GB/s (Q8_0) and 15-16 GB/s (Q4_0)
+/// on one thread, about the read bandwidth on two. A first 512-bit kernel (two blocks a register)
+/// read less than the 256-bit one and was dropped: the avx512 family runs these.
 ///
 /// One block's sum is exact in every kernel (integers); the blocks' scaled sums are added in an
 /// order that differs between kernels (relative 1e-6, like the float GEMV's).

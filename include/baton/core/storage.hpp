@@ -22,7 +22,19 @@ enum class Storage : std::uint8_t { f32, bf16, f16, q8_0, q4_0 };
 inline constexpr std::string_view kStorageNames[] = {"f32", "bf16", "f16", "q8_0", "q4_0"};
 
 constexpr std::string_view storage_name(Storage s) {
-  return kStorageNames[static_cast<int>(s)];
+  switch (s) {
+    case Storage::f32:
+      return "f32";
+    case Storage::bf16:
+      return "bf16";
+    case Storage::f16:
+      return "f16";
+    case Storage::q8_0:
+      return "q8_0";
+    case Storage::q4_0:
+      return "q4_0";
+  }
+  return "?";
 }
 
 /// "f32", "bf16", "f16", "q8_0" or "q4_0"; nullopt for anything else.

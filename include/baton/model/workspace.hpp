@@ -12,6 +12,7 @@
 
 #include "baton/backend/backend.hpp"
 #include "baton/core/model_config.hpp"
+#include "baton/core/quant.hpp"
 
 namespace baton {
 
