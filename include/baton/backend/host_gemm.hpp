@@ -294,8 +294,8 @@ void pack_panel(const W* w, int in, int o0, int nr, int k0, int kc, float* dst, 
 
 #if BATON_HOST_SIMD_X86
 /// `blocks` consecutive Q8_0 / Q4_0 blocks widened to f32 into out[0, 32 * blocks): eight
-/// weights a vector (sign-extend, convert, scale). The scalar loop the baseline build makes of
-/// the same code cost prefill a fifth of its time.
+/// weights a vector (sign-extend, convert, scale), where the baseline build's loop converts one
+/// at a time.
 template <class Blk>
 __attribute__((target("avx2,fma,f16c"))) void dequantize_avx2(const Blk* b, int blocks, float* out) {
   for (int i = 0; i < blocks; ++i, out += kQuantBlock) {
@@ -323,8 +323,9 @@ __attribute__((target("avx2,fma,f16c"))) void dequantize_avx2(const Blk* b, int 
 /// One micro-panel of a block-quantized matrix (Q8_0 / Q4_0): dst[k][j] = W[o0 + j][k0 + k].
 /// The panel's rows are dequantized front to back into a row-major slice first (k0 and kc are
 /// whole blocks: every KC is a multiple of 32), which pack_panel then transposes as it does f32
-/// weights (8 x 8 AVX transposes with `simd`): storing each dequantized value straight to its
-/// place NR floats apart cost prefill a fifth of its time.
+/// weights (8 x 8 AVX transposes with `simd`). Storing each dequantized value straight to its
+/// place NR floats apart, in a scalar loop, held q8_0 prefill to 0.89x f32's rate; now it is
+/// par (docs/performance.md, "Quantized weights").
 template <int NR>
 void pack_panel(BlockView w, int in, int o0, int nr, int k0, int kc, float* dst, bool simd) {
   constexpr int kPanelFloats = 4096;  // NR x KC of every kernel (16 KiB)
