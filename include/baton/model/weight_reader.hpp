@@ -46,17 +46,7 @@ class WeightReader {
   /// Several tensors one after another in one buffer (fused projections: q|k|v, gate|up).
   template <class T>
   typename B::template buffer<T> concat(const std::vector<Part>& parts) const {
-    std::size_t total = 0;
-    for (const Part& p : parts) total += elements(p.shape);
-    std::vector<T> host(total);
-    std::size_t off = 0;
-    for (const Part& p : parts) {
-      used_.insert(p.name);
-      const std::size_t n = elements(p.shape);
-      src_->template read_into<T>(p.name, std::span<const std::size_t>(p.shape),
-                                  std::span<T>(host.data() + off, n));
-      off += n;
-    }
+    const std::vector<T> host = concat_host<T>(parts);
     return B::upload(std::span<const T>(host));
   }
 
@@ -84,7 +74,7 @@ class WeightReader {
         for (const Part& p : parts) append_quantized(p, m.format, row_bytes, bytes);
       } else {
         const std::vector<float> values =
-            parts.size() == 1 ? read_host(parts[0]) : concat_host(parts);
+            parts.size() == 1 ? read_host(parts[0]) : concat_host<float>(parts);
         bytes.resize(values.size() / cols * row_bytes);
         for (std::size_t r = 0; r < values.size() / cols; ++r)
           quantize_row(m.format, values.data() + r * cols, cols, bytes.data() + r * row_bytes);
@@ -151,16 +141,18 @@ class WeightReader {
     used_.insert(p.name);
     return src_->template read<float>(p.name, std::span<const std::size_t>(p.shape));
   }
-  std::vector<float> concat_host(const std::vector<Part>& parts) const {
+  /// The parts one after another in host memory, converted to T.
+  template <class T>
+  std::vector<T> concat_host(const std::vector<Part>& parts) const {
     std::size_t total = 0;
     for (const Part& p : parts) total += elements(p.shape);
-    std::vector<float> host(total);
+    std::vector<T> host(total);
     std::size_t off = 0;
     for (const Part& p : parts) {
       used_.insert(p.name);
       const std::size_t n = elements(p.shape);
-      src_->template read_into<float>(p.name, std::span<const std::size_t>(p.shape),
-                                      std::span<float>(host.data() + off, n));
+      src_->template read_into<T>(p.name, std::span<const std::size_t>(p.shape),
+                                  std::span<T>(host.data() + off, n));
       off += n;
     }
     return host;
