@@ -134,7 +134,7 @@ inline std::optional<io::SafetensorsFile> open_quantized_file(const std::filesys
   if (!made_from.is_array() || made_from.size() != now.size()) refuse("other files");
   for (std::size_t i = 0; i < now.size(); ++i) {
     const nlohmann::json& was = made_from[i];
-    if (!was.is_object() || was.value("file", "") != now[i]["file"] ||
+    if (!was.is_object() || was.value("file", "") != now[i]["file"].get<std::string>() ||
         was.value("bytes", std::uint64_t{0}) != now[i]["bytes"].get<std::uint64_t>())
       refuse(now[i]["file"].get<std::string>() + " differs in name or size");
     if (was.value("modified_ns", 0LL) != now[i]["modified_ns"].get<long long>() &&
