@@ -346,3 +346,43 @@ TEST_CASE("build_relay runs any built-in family: a Qwen3 relay equals the naive 
   EXPECT_ERROR(config_error, build_relay(load_relay_spec(dir / "relay.json")), "MambaForCausalLM",
                "Qwen3ForCausalLM");
 }
+
+TEST_CASE("\"storage\": the base model quantized at load; another value names the field") {
+  json j = two_stage();
+  CHECK_FALSE(parse(j).storage.has_value());
+  j["storage"] = "q4_0";
+  CHECK(parse(j).storage == Storage::q4_0);
+  j["storage"] = "q5_0";
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("relay.json: field 'storage' = \"q5_0\""),
+                       config_error);
+
+  RelayFixture f("json_storage");
+  const json one = {{"model", "model"},
+                    {"storage", "q8_0"},
+                    {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 6}}}}};
+  std::ofstream(f.dir / "relay.json") << one.dump(2);
+  const auto relay = build_relay(load_relay_spec(f.dir / "relay.json"));
+  // the storage reached the model: the q8_0 instance, and its f16 fallbacks listed (ffn 48)
+  REQUIRE(dynamic_cast<baton::detail::BackendRuntimeRelay<host, q8_0, 8>*>(relay.get()) != nullptr);
+  REQUIRE(relay->warnings().size() == 1);
+  CHECK(relay->warnings()[0].find("q8_0 keeps 2 matrices in f16") != std::string::npos);
+  relay->prewarm();
+  const RelayResult r = relay->run(kRequestIds());
+  // the same greedy run by hand on the q8_0 model
+  const auto model = load_model<host, q8_0>(f.dir / "model");
+  const auto slice = LoraSlice<8, host>::none(model.config());
+  KvBuffer<layout::HeadMajor<f32, 8>, host> cache(model.config(), {0, 16, 1});
+  cache.reset_prefix();
+  cache.freeze_prefix();
+  Workspace<host> ws;
+  std::vector<std::int32_t> in = kRequestIds(), want;
+  int pos = 0;
+  for (int s = 0; s < 6; ++s) {
+    const auto l = forward(model, ws, slice, cache, KvTarget::in_slot(0), pos,
+                           std::span<const std::int32_t>(in), Logits::last);
+    pos += static_cast<int>(in.size());
+    in = {kernels::argmax(l.data(), static_cast<int>(l.size()))};
+    want.push_back(in[0]);
+  }
+  CHECK(r.output(0) == want);
+}
