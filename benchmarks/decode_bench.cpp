@@ -297,10 +297,10 @@ int main(int argc, char** argv) try {
       o.threads = std::stoi(next());
     else if (a == "--isa") {
       const std::string_view v = next();
-      o.isa = v == "avx512"   ? host_simd::Isa::avx512
-              : v == "avx2"   ? host_simd::Isa::avx2
+      o.isa = v == "avx512"     ? host_simd::Isa::avx512
+              : v == "avx2"     ? host_simd::Isa::avx2
               : v == "portable" ? std::optional(host_simd::Isa::portable)
-                              : std::nullopt;
+                                : std::nullopt;
       if (!o.isa) return usage(argv[0]);
     } else if (a == "--openmp")
       o.pool = false;

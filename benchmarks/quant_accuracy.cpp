@@ -164,7 +164,8 @@ int main(int argc, char** argv) try {
   }
   if (o.model.empty() || o.tokens.empty() || o.context < 1) return usage();
   std::ifstream in(o.tokens);
-  const std::vector<std::int32_t> stream = nlohmann::json::parse(in).get<std::vector<std::int32_t>>();
+  const std::vector<std::int32_t> stream =
+      nlohmann::json::parse(in).get<std::vector<std::int32_t>>();
   const ModelConfig cfg = io::load_model_config(o.model);
   const int context = static_cast<int>(std::min<long long>(o.context, cfg.max_positions()));
   BATON_CHECK(stream.size() >= static_cast<std::size_t>(context), usage_error, o.tokens,

@@ -121,9 +121,9 @@ TEST_CASE("quantized models: a batch of rows gives each row what it gives alone"
                     std::span<const std::int32_t>(prompts[r]), Logits::last);
   }
   for (int r = 0; r < 3; ++r) {
-    const auto l = forward(model, ws, slice, alone, KvTarget::in_slot(r),
-                           static_cast<int>(prompts[r].size()),
-                           std::span<const std::int32_t>(&next[r], 1), Logits::last);
+    const auto l =
+        forward(model, ws, slice, alone, KvTarget::in_slot(r), static_cast<int>(prompts[r].size()),
+                std::span<const std::int32_t>(&next[r], 1), Logits::last);
     step_alone.emplace_back(l.begin(), l.end());
   }
   std::vector<BatchRow<Slice, Cache>> rows;

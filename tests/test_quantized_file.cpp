@@ -74,8 +74,9 @@ TEST_CASE("quantized file: written once, loaded instead of quantizing, refused w
 
   const auto at_load = load_model<host, q4_0>(dir);
   CHECK_FALSE(at_load.prequantized());
-  const std::vector<std::string> kept = write_quantized_file(
-      io::TensorSource::open_dir(dir), BlockFormat::q4_0, quantized_file_path(dir, BlockFormat::q4_0));
+  const std::vector<std::string> kept =
+      write_quantized_file(io::TensorSource::open_dir(dir), BlockFormat::q4_0,
+                           quantized_file_path(dir, BlockFormat::q4_0));
   CHECK(kept.empty());  // qwen-c's rows are all whole blocks
   CHECK(fs::exists(dir / "model.q4_0.safetensors"));
   const auto from_file = load_model<host, q4_0>(dir);

@@ -357,9 +357,10 @@ TEST_CASE("\"storage\": the base model quantized at load; another value names th
                        config_error);
 
   RelayFixture f("json_storage");
-  const json one = {{"model", "model"},
-                    {"storage", "q8_0"},
-                    {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 6}}}}};
+  const json one = {
+      {"model", "model"},
+      {"storage", "q8_0"},
+      {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 6}}}}};
   std::ofstream(f.dir / "relay.json") << one.dump(2);
   const auto relay = build_relay(load_relay_spec(f.dir / "relay.json"));
   // the storage reached the model: the q8_0 instance, and its f16 fallbacks listed (ffn 48)

@@ -81,7 +81,7 @@ struct Args {
   bool ignore_eos = false, json = false, logits = false, step_logits = false, help = false;
   std::optional<BackendChoice> backend;  ///< --backend; unset: the build's default
   baton::cli::HostChoice host;           ///< --threads, --bf16-products
-  std::optional<baton::Storage> storage; ///< --storage; unset: the checkpoint's dtype
+  std::optional<baton::Storage> storage;  ///< --storage; unset: the checkpoint's dtype
 };
 
 Args parse_args(int argc, char** argv) {

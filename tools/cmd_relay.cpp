@@ -34,9 +34,9 @@
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
 #include "host_choice.hpp"
-#include "storage_choice.hpp"
 #include "relay_requests.hpp"
 #include "relay_setup.hpp"
+#include "storage_choice.hpp"
 
 using namespace baton;
 

@@ -117,15 +117,13 @@ TEST_CASE("device kernels equal the host grid: block GEMV (Q8_0, Q4_0) and dequa
     grid::launch_on_device<K>(K::config(rows),
                               {BlockView{dev(dw), f}, dev(dx), dev(dy), dev(db), rows, cols, 1},
                               ctx.stream());
-    grid::run_on_host_grid<K>(
-        K::config(rows), {BlockView{bytes.data(), f}, x.data(), y_host.data(), bias.data(), rows,
-                          cols, 1});
+    grid::run_on_host_grid<K>(K::config(rows), {BlockView{bytes.data(), f}, x.data(), y_host.data(),
+                                                bias.data(), rows, cols, 1});
     using KD = kernels::DequantizeKernel;
     DeviceBuffer<float> dd(std::size_t(rows) * cols);
-    grid::launch_on_device<KD>(KD::config(dd.size()),
-                               {BlockView{dev(dw), f}, dev(dd), std::size_t(rows),
-                                std::size_t(cols)},
-                               ctx.stream());
+    grid::launch_on_device<KD>(
+        KD::config(dd.size()),
+        {BlockView{dev(dw), f}, dev(dd), std::size_t(rows), std::size_t(cols)}, ctx.stream());
     ctx.synchronize();
     check_near(down(dy), y_host, 1e-4, "block gemv");
     std::vector<float> deq(std::size_t(rows) * cols);

@@ -19,8 +19,8 @@ namespace baton::cli {
 /// (docs/cuda.md).
 struct CudaProgramBuilds {
   template <class F, WeightStorage S, int D>
-  static constexpr bool value = std::is_same_v<F, family::Qwen2> && !std::is_same_v<S, f16> &&
-                                !BlockStorage<S>;
+  static constexpr bool value =
+      std::is_same_v<F, family::Qwen2> && !std::is_same_v<S, f16> && !BlockStorage<S>;
 };
 
 bool cuda_device_present() noexcept { return baton::cuda_device_available(); }

@@ -37,11 +37,11 @@
 #include <type_traits>
 
 #include "baton/backend/host_gemm_amx.hpp"
-#include "baton/core/quant.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
+#include "baton/core/quant.hpp"
 
 namespace baton::host_gemm {
 
@@ -297,7 +297,8 @@ void pack_panel(const W* w, int in, int o0, int nr, int k0, int kc, float* dst, 
 /// weights a vector (sign-extend, convert, scale), where the baseline build's loop converts one
 /// at a time.
 template <class Blk>
-__attribute__((target("avx2,fma,f16c"))) void dequantize_avx2(const Blk* b, int blocks, float* out) {
+__attribute__((target("avx2,fma,f16c"))) void dequantize_avx2(const Blk* b, int blocks,
+                                                              float* out) {
   for (int i = 0; i < blocks; ++i, out += kQuantBlock) {
     __m128i lo, hi;  // weights 0..15 and 16..31 as signed bytes
     if constexpr (std::is_same_v<Blk, BlockQ8_0>) {
@@ -311,11 +312,12 @@ __attribute__((target("avx2,fma,f16c"))) void dequantize_avx2(const Blk* b, int 
     }
     const __m256 s = _mm256_set1_ps(_cvtsh_ss(b[i].d.bits));
     _mm256_storeu_ps(out, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo))));
-    _mm256_storeu_ps(out + 8, _mm256_mul_ps(
-                                  s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)))));
+    _mm256_storeu_ps(
+        out + 8, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)))));
     _mm256_storeu_ps(out + 16, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi))));
-    _mm256_storeu_ps(out + 24, _mm256_mul_ps(
-                                   s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
+    _mm256_storeu_ps(
+        out + 24,
+        _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
   }
 }
 #endif
@@ -428,6 +430,26 @@ void gemm(HostContext* ctx, bool parallel, bool simd_pack, const float* x, int n
   });
 }
 
+/// The product with the f32 kernels of `isa` (which the CPU must run); `w` a weight pointer or a
+/// BlockView (gemm's Src).
+template <class Src>
+void gemm_on(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x, int n, int in,
+             int ldx, Src w, int out, float* y, int ldy, bool accumulate) {
+#if BATON_HOST_SIMD_X86
+  using host_simd::Isa;
+  if (isa == Isa::avx512)
+    return detail::gemm<detail::Avx512Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
+                                              accumulate);
+  if (isa == Isa::avx2)
+    return detail::gemm<detail::Avx2Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
+                                            accumulate);
+#endif
+  BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_gemm: kernels ",
+              host_simd::isa_name(isa), " were not compiled for this platform");
+  detail::gemm<detail::PortableKernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
+                                       accumulate);
+}
+
 }  // namespace detail
 
 /// Y[n, out] (= or +=) X[n, in] · W[out, in]^T with the kernels of `isa` (which the CPU must
@@ -456,17 +478,8 @@ void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x
       return;
     }
   }
-  if (isa == Isa::avx512)
-    return detail::gemm<detail::Avx512Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
-                                              accumulate);
-  if (isa == Isa::avx2)
-    return detail::gemm<detail::Avx2Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
-                                            accumulate);
 #endif
-  BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_gemm: kernels ",
-              host_simd::isa_name(isa), " were not compiled for this platform");
-  detail::gemm<detail::PortableKernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
-                                       accumulate);
+  detail::gemm_on(isa, ctx, parallel, x, n, in, ldx, w, out, y, ldy, accumulate);
 }
 
 /// gemm_nt for a matrix of Q8_0 / Q4_0 blocks: the panels are dequantized while packing (each
@@ -476,19 +489,7 @@ void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x
 inline void gemm_nt(host_simd::Isa isa, HostContext* ctx, bool parallel, const float* x, int n,
                     int in, int ldx, BlockView w, int out, float* y, int ldy, bool accumulate) {
   if (n <= 0 || out <= 0) return;
-#if BATON_HOST_SIMD_X86
-  using host_simd::Isa;
-  if (isa == Isa::avx512)
-    return detail::gemm<detail::Avx512Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
-                                              accumulate);
-  if (isa == Isa::avx2)
-    return detail::gemm<detail::Avx2Kernel>(ctx, parallel, true, x, n, in, ldx, w, out, y, ldy,
-                                            accumulate);
-#endif
-  BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_gemm: kernels ",
-              host_simd::isa_name(isa), " were not compiled for this platform");
-  detail::gemm<detail::PortableKernel>(ctx, parallel, false, x, n, in, ldx, w, out, y, ldy,
-                                       accumulate);
+  detail::gemm_on(isa, ctx, parallel, x, n, in, ldx, w, out, y, ldy, accumulate);
 }
 
 }  // namespace baton::host_gemm

@@ -63,8 +63,7 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
 /// into `scratch` and multiplied by the integer kernels (host_quant.hpp); more: the blocked
 /// product, dequantizing the weights into its panels.
 inline void matmul_nt(const float* x, int n, int in, int ldx, BlockView w, int out, float* y,
-                      int ldy, bool accumulate, HostContext* ctx,
-                      QuantizedActivations& scratch) {
+                      int ldy, bool accumulate, HostContext* ctx, QuantizedActivations& scratch) {
   if (w.format == BlockFormat::f16)
     return matmul_nt(x, n, in, ldx, reinterpret_cast<const f16*>(w.data), out, y, ldy, accumulate,
                      ctx);

@@ -64,8 +64,8 @@ inline void quantize_rows_portable(const float* x, int n, int in, int ldx,
 }
 
 template <class Blk>
-void rows_portable(const Blk* w, const std::int8_t* xq, const float* xd, int blocks, int o0,
-                   int o1, float* y, bool accumulate) {
+void rows_portable(const Blk* w, const std::int8_t* xq, const float* xd, int blocks, int o0, int o1,
+                   float* y, bool accumulate) {
   for (int o = o0; o < o1; ++o) {
     const Blk* r = w + static_cast<std::size_t>(o) * blocks;
     float sum = 0.0f;
@@ -82,8 +82,9 @@ void rows_portable(const Blk* w, const std::int8_t* xq, const float* xd, int blo
 #define BATON_QUANT_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
 
 /// quantize_activations for 32 values: the same arithmetic, eight lanes at a time.
-__attribute__((target("avx2,fma,f16c"))) inline void quantize_rows_avx2(
-    const float* x, int n, int in, int ldx, QuantizedActivations& out) {
+__attribute__((target("avx2,fma,f16c"))) inline void quantize_rows_avx2(const float* x, int n,
+                                                                        int in, int ldx,
+                                                                        QuantizedActivations& out) {
   const int blocks = in / kQuantBlock;
   const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f);
   for (int t = 0; t < n; ++t) {
@@ -111,8 +112,8 @@ __attribute__((target("avx2,fma,f16c"))) inline void quantize_rows_avx2(
         q[i] = _mm256_cvttps_epi32(r);
         total = _mm256_add_epi32(total, q[i]);
       }
-      const __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total),
-                                       _mm256_extracti128_si256(total, 1));
+      const __m128i t4 =
+          _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
       const __m128i t2 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4e));
       out.sum[static_cast<std::size_t>(t) * blocks + b] =
           static_cast<float>(_mm_cvtsi128_si32(_mm_add_epi32(t2, _mm_shuffle_epi32(t2, 0xb1))));
@@ -120,9 +121,8 @@ __attribute__((target("avx2,fma,f16c"))) inline void quantize_rows_avx2(
       const __m256i w16a = _mm256_packs_epi32(q[0], q[1]), w16b = _mm256_packs_epi32(q[2], q[3]);
       const __m256i w8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b),
                                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.qs.data() +
-                                                     static_cast<std::size_t>(t) * in +
-                                                     b * kQuantBlock),
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(
+                              out.qs.data() + static_cast<std::size_t>(t) * in + b * kQuantBlock),
                           w8);
       out.d[static_cast<std::size_t>(t) * blocks + b] = d;
     }
@@ -156,8 +156,7 @@ BATON_QUANT_AVX2 __m256 dot32(__m256i w, __m256i aw, __m256i x) {
 /// Q4_0: the nibbles n = q + 8 times x, unsigned by signed as vpmaddubsw takes them (no sign
 /// trick; the 8 · sum(x) the nibbles add is taken off once per eight blocks).
 BATON_QUANT_AVX2 __m256 dot32_unsigned(__m256i n, __m256i x) {
-  return _mm256_cvtepi32_ps(
-      _mm256_madd_epi16(_mm256_maddubs_epi16(n, x), _mm256_set1_epi16(1)));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(n, x), _mm256_set1_epi16(1)));
 }
 
 BATON_QUANT_AVX2 float hsum8q(__m256 v) {
@@ -224,18 +223,16 @@ __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const Blk* w, const std:
           for (int k = 0; k < N; ++k) {
             const __m256i x = _mm256_loadu_si256(
                 reinterpret_cast<const __m256i*>(xq + k * sx + (g + j) * kQuantBlock));
-            acc[k][j % A] = _mm256_fmadd_ps(dot32_unsigned(nq, x),
-                                            _mm256_permutevar8x32_ps(scale[k], lane),
-                                            acc[k][j % A]);
+            acc[k][j % A] = _mm256_fmadd_ps(
+                dot32_unsigned(nq, x), _mm256_permutevar8x32_ps(scale[k], lane), acc[k][j % A]);
           }
         } else {
           const __m256i wq = weights32(r[g + j]), aw = _mm256_abs_epi8(wq);
           for (int k = 0; k < N; ++k) {
             const __m256i x = _mm256_loadu_si256(
                 reinterpret_cast<const __m256i*>(xq + k * sx + (g + j) * kQuantBlock));
-            acc[k][j % A] = _mm256_fmadd_ps(dot32(wq, aw, x),
-                                            _mm256_permutevar8x32_ps(scale[k], lane),
-                                            acc[k][j % A]);
+            acc[k][j % A] = _mm256_fmadd_ps(
+                dot32(wq, aw, x), _mm256_permutevar8x32_ps(scale[k], lane), acc[k][j % A]);
           }
         }
       }
@@ -244,10 +241,10 @@ __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const Blk* w, const std:
       const __m256i wq = weights32(r[g]), aw = _mm256_abs_epi8(wq);
       const float d = _cvtsh_ss(r[g].d.bits);
       for (int k = 0; k < N; ++k) {
-        const __m256i x = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(xq + k * sx + g * kQuantBlock));
-        acc[k][0] = _mm256_fmadd_ps(dot32(wq, aw, x), _mm256_set1_ps(d * xd[k * sd + g]),
-                                    acc[k][0]);
+        const __m256i x =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + k * sx + g * kQuantBlock));
+        acc[k][0] =
+            _mm256_fmadd_ps(dot32(wq, aw, x), _mm256_set1_ps(d * xd[k * sd + g]), acc[k][0]);
       }
     }
     for (int k = 0; k < N; ++k) {
@@ -264,8 +261,8 @@ __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const Blk* w, const std:
 #endif
 
 template <class Blk>
-void rows(host_simd::Isa isa, const Blk* w, const QuantizedActivations& x, int n, int in,
-          int o0, int o1, float* y, int ldy, bool accumulate) {
+void rows(host_simd::Isa isa, const Blk* w, const QuantizedActivations& x, int n, int in, int o0,
+          int o1, float* y, int ldy, bool accumulate) {
   const int blocks = in / kQuantBlock;
 #if BATON_HOST_SIMD_X86
   if (isa == host_simd::Isa::avx512 || isa == host_simd::Isa::avx2) {
@@ -318,8 +315,8 @@ inline void quantize_rows(host_simd::Isa isa, const float* x, int n, int in, int
 
 /// y row t [o] (= or +=) W[o, :] · x row t for o in [o0, o1) and t < n, W in Q8_0 or Q4_0 blocks
 /// (`w.format`), x quantized by quantize_rows, y row t at y + t * ldy.
-inline void gemv_rows(host_simd::Isa isa, BlockView w, const QuantizedActivations& x, int n,
-                      int in, int o0, int o1, float* y, int ldy, bool accumulate) {
+inline void gemv_rows(host_simd::Isa isa, BlockView w, const QuantizedActivations& x, int n, int in,
+                      int o0, int o1, float* y, int ldy, bool accumulate) {
   if (w.format == BlockFormat::q8_0)
     return detail::rows(isa, reinterpret_cast<const BlockQ8_0*>(w.data), x, n, in, o0, o1, y, ldy,
                         accumulate);

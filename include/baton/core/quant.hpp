@@ -149,8 +149,7 @@ BATON_HD inline void quantize_block_q4_0(const float* x, BlockQ4_0& b) {
 /// zero computed as floor(|v| + 0.5) in f32 (what the SIMD quantizer in host_quant.hpp does,
 /// so every instruction set quantizes alike; it differs from roundf only for |v| within 2^-25
 /// below a half).
-BATON_HD inline void quantize_activations(const float* x, float& d, std::int8_t* qs,
-                                          float& sum) {
+BATON_HD inline void quantize_activations(const float* x, float& d, std::int8_t* qs, float& sum) {
   float amax = 0.0f;
   for (int i = 0; i < kQuantBlock; ++i) {
     const float a = x[i] < 0.0f ? -x[i] : x[i];

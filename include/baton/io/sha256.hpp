@@ -73,7 +73,8 @@ class Sha256 {
         0xc67178f2};
     std::uint32_t w[64];
     for (int i = 0; i < 16; ++i)
-      w[i] = static_cast<std::uint32_t>(p[4 * i]) << 24 | static_cast<std::uint32_t>(p[4 * i + 1]) << 16 |
+      w[i] = static_cast<std::uint32_t>(p[4 * i]) << 24 |
+             static_cast<std::uint32_t>(p[4 * i + 1]) << 16 |
              static_cast<std::uint32_t>(p[4 * i + 2]) << 8 | p[4 * i + 3];
     for (int i = 16; i < 64; ++i) {
       const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -85,7 +86,8 @@ class Sha256 {
     for (int i = 0; i < 64; ++i) {
       const std::uint32_t t1 =
           h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
-      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      const std::uint32_t t2 =
+          (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       h = g;
       g = f;
       f = e;

@@ -25,8 +25,8 @@
 #include "baton/io/safetensors.hpp"
 #include "baton/kernels/rope.hpp"
 #include "baton/lora/lora_dims.hpp"
-#include "baton/model/family/family.hpp"
 #include "baton/model/block_matrix.hpp"
+#include "baton/model/family/family.hpp"
 #include "baton/model/family/qwen2.hpp"
 #include "baton/model/quantized_file.hpp"
 #include "baton/model/weight_reader.hpp"
@@ -100,9 +100,8 @@ class BaseModel {
   /// A model from weights already in backend memory (made there, e.g. the benchmark's random
   /// models): `layers` in F's layout, `lm_head` empty when the config ties it to `embed`.
   /// Every buffer's size is checked against `config` (shape_error naming the tensor).
-  static BaseModel from_weights(ModelConfig config, std::string source,
-                                matrix embed, matrix lm_head,
-                                typename B::template buffer<float> final_norm,
+  static BaseModel from_weights(ModelConfig config, std::string source, matrix embed,
+                                matrix lm_head, typename B::template buffer<float> final_norm,
                                 std::vector<layer_weights> layers) {
     config.validate(source);
     const ModelConfig& c = config;
@@ -155,9 +154,7 @@ class BaseModel {
   LoraShapes lora_shapes() const { return F::lora_shapes(config_); }
   const matrix& embedding() const { return embed_; }
   /// The output head: the embedding matrix itself when the model ties them.
-  const matrix& head() const {
-    return config_.tie_word_embeddings ? embed_ : lm_head_;
-  }
+  const matrix& head() const { return config_.tie_word_embeddings ? embed_ : lm_head_; }
   const typename B::template buffer<float>& final_norm() const { return final_norm_; }
   /// RoPE inverse frequencies [head_dim / 2] (scaling applied) in backend memory.
   const typename B::template buffer<float>& inv_freq() const { return inv_freq_; }

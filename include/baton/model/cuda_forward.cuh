@@ -131,8 +131,8 @@ class CudaExec {
       const BlockView part{w.data + static_cast<std::size_t>(r) * row_bytes, w.format};
       launch<K>(K::config(static_cast<std::size_t>(rows) * in),
                 {part, wf, static_cast<std::size_t>(rows), static_cast<std::size_t>(in)});
-      BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, n, in, &alpha,
-                                     wf, in, x, ldx, &beta, y + r, ldy));
+      BATON_CUBLAS_CHECK(cublasSgemm(ctx_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, n, in, &alpha, wf,
+                                     in, x, ldx, &beta, y + r, ldy));
     }
     if (bias) {
       using K = kernels::BiasAddKernel;

@@ -128,7 +128,8 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
                      raw(ws_.xn) + at(k, H), 1, raw(model_.final_norm()));
       ++k;
     });
-    if (k > 0) exec_.matmul(raw(ws_.xn), k, H, H, weights(model_.head()), V, nullptr, out, V, false);
+    if (k > 0)
+      exec_.matmul(raw(ws_.xn), k, H, H, weights(model_.head()), V, nullptr, out, V, false);
     return exec_.logits(out, static_cast<std::size_t>(k) * V);
   }
 

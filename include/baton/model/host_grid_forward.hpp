@@ -56,8 +56,14 @@ class HostGridExec {
                     accumulate);
     using K = kernels::GemvBlocksKernel;
     for (int t = 0; t < n; ++t) {
-      typename K::Args a{w,  x + static_cast<std::size_t>(t) * ldx,
-                         y + static_cast<std::size_t>(t) * ldy, bias, out, in, accumulate, idle_};
+      typename K::Args a{w,
+                         x + static_cast<std::size_t>(t) * ldx,
+                         y + static_cast<std::size_t>(t) * ldy,
+                         bias,
+                         out,
+                         in,
+                         accumulate,
+                         idle_};
       launch<K>(K::config(out), a);
     }
   }

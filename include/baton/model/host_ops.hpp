@@ -253,8 +253,8 @@ class HostForwardOps {
   int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
 
   /// y[n, out] (= or +=) x[n, in] · W^T with the base model's matrix in its storage.
-  void product(const float* x, int n, int in, int ldx, const Matrix& w, int out, float* y,
-               int ldy, bool accumulate) {
+  void product(const float* x, int n, int in, int ldx, const Matrix& w, int out, float* y, int ldy,
+               bool accumulate) {
     if constexpr (BlockStorage<S>) {
       host_ops::matmul_nt(x, n, in, ldx, weights(w), out, y, ldy, accumulate, ctx_,
                           ws_.quant_scratch);

@@ -140,15 +140,14 @@ detail::ModelDispatchResult<Fn> dispatch_model(const std::filesystem::path& dir,
   return dispatch_family(dir, cfg, [&]<class F>() -> R {
     return dispatch_head_dim(cfg.head_dim, [&](auto d) -> R {
       constexpr int D = decltype(d)::value;
-#define BATON_STORAGE_CASE_(S)                                                                   \
-  if (chosen == storage_of<S>) {                                                                 \
-    if constexpr (Builds::template value<F, S, D>) {                                             \
-      return fn.template operator()<F, S, D>();                                                  \
-    } else {                                                                                     \
-      BATON_FAIL(config_error, dir.string(), ": ", F::name, " models with ",                     \
-                 storage_name(chosen), " weights and head_dim ", D, " are not built into ",      \
-                 program);                                                                       \
-    }                                                                                            \
+#define BATON_STORAGE_CASE_(S)                                                                     \
+  if (chosen == storage_of<S>) {                                                                   \
+    if constexpr (Builds::template value<F, S, D>) {                                               \
+      return fn.template operator()<F, S, D>();                                                    \
+    } else {                                                                                       \
+      BATON_FAIL(config_error, dir.string(), ": ", F::name, " models with ", storage_name(chosen), \
+                 " weights and head_dim ", D, " are not built into ", program);                    \
+    }                                                                                              \
   }
       BATON_RUNTIME_STORAGE_TYPES(BATON_STORAGE_CASE_)
 #undef BATON_STORAGE_CASE_

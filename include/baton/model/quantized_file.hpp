@@ -119,17 +119,16 @@ inline std::optional<io::SafetensorsFile> open_quantized_file(const std::filesys
   const auto& meta = file.metadata();
   const auto storage = meta.find("baton.storage");
   const auto source = meta.find("baton.source");
-  BATON_CHECK(storage != meta.end() && storage->second == block_format_name(f) &&
-                  source != meta.end(),
-              format_error, path.string(),
-              ": not a file of `baton quantize` for ", block_format_name(f),
-              " (its __metadata__ lacks baton.storage / baton.source)");
+  BATON_CHECK(
+      storage != meta.end() && storage->second == block_format_name(f) && source != meta.end(),
+      format_error, path.string(), ": not a file of `baton quantize` for ", block_format_name(f),
+      " (its __metadata__ lacks baton.storage / baton.source)");
   const nlohmann::json made_from = nlohmann::json::parse(source->second, nullptr, false);
   const nlohmann::json now = detail::describe_source(src, false);
   const auto refuse = [&](const std::string& why) {
-    BATON_FAIL(config_error, path.string(), " was made from another checkpoint than ",
-               src.where(), " (", why, "); run `baton quantize --model ", dir.string(),
-               " --storage ", block_format_name(f), "` again, or delete it");
+    BATON_FAIL(config_error, path.string(), " was made from another checkpoint than ", src.where(),
+               " (", why, "); run `baton quantize --model ", dir.string(), " --storage ",
+               block_format_name(f), "` again, or delete it");
   };
   if (!made_from.is_array() || made_from.size() != now.size()) refuse("other files");
   for (std::size_t i = 0; i < now.size(); ++i) {

@@ -5,8 +5,8 @@
 ///        named tensor (or several, concatenated by rows) converted to T and uploaded to B.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <initializer_list>
 #include <set>

@@ -133,7 +133,8 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                            model_.source());
     if (!model_.fallback_matrices().empty()) {
       std::string list;
-      for (const std::string& m : model_.fallback_matrices()) list += (list.empty() ? "" : ", ") + m;
+      for (const std::string& m : model_.fallback_matrices())
+        list += (list.empty() ? "" : ", ") + m;
       warnings_.push_back(model_.source() + ": " + std::string(storage_name(storage_of<S>)) +
                           " keeps " + std::to_string(model_.fallback_matrices().size()) +
                           " matrices in f16, their rows not a multiple of 32: " + list);

@@ -19,8 +19,7 @@ template <StorageType S>
 BATON_HD float table_value(const S* t, std::size_t row, std::size_t col, std::size_t cols) {
   return widen(t[row * cols + col]);
 }
-BATON_HD inline float table_value(BlockView t, std::size_t row, std::size_t col,
-                                  std::size_t cols) {
+BATON_HD inline float table_value(BlockView t, std::size_t row, std::size_t col, std::size_t cols) {
   return block_element(t, row, col, cols);
 }
 

@@ -78,8 +78,8 @@ struct GemvBlocksKernel {
       float s = 0.0f;
       if (row < a.rows) {
         const std::size_t cols = static_cast<std::size_t>(a.cols);
-        const std::uint8_t* r = a.w.data + static_cast<std::size_t>(row) *
-                                               block_row_bytes(a.w.format, cols);
+        const std::uint8_t* r =
+            a.w.data + static_cast<std::size_t>(row) * block_row_bytes(a.w.format, cols);
         for (int b = lane; b < a.cols / kQuantBlock; b += static_cast<int>(grid::kWarpSize))
           s += block_dot(a.w.format, r, b, a.x + static_cast<std::size_t>(b) * kQuantBlock);
       }
