@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -18,9 +19,7 @@ namespace baton {
 /// The storages a base model may be loaded in (the WeightStorage types, as values).
 enum class Storage : std::uint8_t { f32, bf16, f16, q8_0, q4_0 };
 
-/// The names relay files and the CLI use, in Storage's order.
-inline constexpr std::string_view kStorageNames[] = {"f32", "bf16", "f16", "q8_0", "q4_0"};
-
+/// The name relay files and the CLI use.
 constexpr std::string_view storage_name(Storage s) {
   switch (s) {
     case Storage::f32:
@@ -39,8 +38,8 @@ constexpr std::string_view storage_name(Storage s) {
 
 /// "f32", "bf16", "f16", "q8_0" or "q4_0"; nullopt for anything else.
 constexpr std::optional<Storage> parse_storage(std::string_view name) {
-  for (int i = 0; i < 5; ++i)
-    if (kStorageNames[i] == name) return static_cast<Storage>(i);
+  for (Storage s : {Storage::f32, Storage::bf16, Storage::f16, Storage::q8_0, Storage::q4_0})
+    if (storage_name(s) == name) return s;
   return std::nullopt;
 }
 
