@@ -21,6 +21,7 @@
 #include "support/golden_copies.hpp"
 #include "support/golden_runs.hpp"
 #include "support/host_model.hpp"
+#include "support/logit_compare.hpp"
 #include "support/reference_check.hpp"
 #include "support/test_paths.hpp"
 #include "support/tiny_model.hpp"
@@ -111,10 +112,12 @@ TEST_CASE("host grid: tiny Qwen3, llama3-scaled and f16 models against the naive
               test::make_tiny_model(l3), nullptr, "grid_llama3_f16", kTol));
 }
 
-TEST_CASE("host grid: Q8_0 and Q4_0 models equal the host backend's prefill products") {
-  // Both multiply the dequantized weights with f32 activations here (the host's blocked
-  // product over 40 tokens; the grid's block GEMV per token): the same arithmetic in another
-  // order. (The host's decode kernels round the activations to 8 bits; test_quant_model.)
+TEST_CASE("host grid: Q8_0 and Q4_0 models give the host backend's distributions") {
+  // The same blocks on both, but not the same arithmetic: the host's products round the
+  // activations to 8 bits per block (host_quant_groups.hpp), the grid's block GEMV multiplies
+  // them in f32. So the check is the distance of the distributions over 40 prefill positions
+  // (each format's own bound, a few times what the rounding gives: a wrong block, scale or
+  // row in either path moves them by orders of magnitude), and the same top tokens.
   const std::filesystem::path dir = std::filesystem::path(BATON_GOLDEN_DIR) / "qwen-c";
   using L = layout::HeadMajor<f32, 8>;
   const auto run = [&]<class B, class S>(B, S) {
@@ -130,15 +133,20 @@ TEST_CASE("host grid: Q8_0 and Q4_0 models equal the host backend's prefill prod
                             std::span<const std::int32_t>(tokens), Logits::all);
     return std::vector<float>(lg.begin(), lg.end());
   };
-  const auto check = [&](auto storage) {
+  const auto check = [&](auto storage, double kl_bound) {
     const std::vector<float> h = run(host{}, storage), g = run(host_grid{}, storage);
     REQUIRE(h.size() == g.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < h.size(); ++i)
-      worst = std::max(worst, double(std::abs(h[i] - g[i])));
-    MESSAGE("max |host - host grid| = ", worst);
-    CHECK(worst < 1e-3);
+    const std::size_t vocab = h.size() / 40;
+    test::LogitComparison gap;
+    for (std::size_t t = 0; t < 40; ++t)
+      gap.add(std::span<const float>(h).subspan(t * vocab, vocab),
+              std::span<const float>(g).subspan(t * vocab, vocab));
+    const test::DistributionGap d = gap.summary();
+    MESSAGE(storage.name, ": KL(host || host grid) mean ", d.kl_mean, ", max ", d.kl_max,
+            ", top-1 agreement ", d.top1);
+    CHECK(d.kl_mean < kl_bound);
+    CHECK(d.top1 >= 0.9);
   };
-  check(q8_0{});
-  check(q4_0{});
+  check(q8_0{}, 0.02);
+  check(q4_0{}, 0.02);
 }

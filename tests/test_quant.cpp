@@ -2,10 +2,11 @@
 // SPDX-License-Identifier: MIT
 // Block-quantized weights (core/quant.hpp) and their host products: the quantizers on
 // hand-computed blocks (llama.cpp's rounding rules), then decode's integer kernels
-// (host_quant.hpp) on every instruction set this CPU runs and prefill's blocked product over
-// dequantized panels (host_gemm.hpp), each against a naive double-precision
-// dequantize-then-multiply. The byte-for-byte comparison with gguf-py's quantizer is
-// tests/quant/test_gguf_quantizer.py.
+// (host_quant.hpp) on every instruction set this CPU runs, prefill's blocked product over
+// dequantized panels (host_gemm.hpp), and the grouped layout the host loads its matrices in with
+// its integer kernels (host_quant_groups.hpp, decode and prefill), each against a naive
+// double-precision dequantize-then-multiply. The byte-for-byte comparison with gguf-py's quantizer
+// is tests/quant/test_gguf_quantizer.py.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -105,7 +106,11 @@ struct QuantMatrix {
   BlockView view() const { return {bytes.data(), format}; }
 };
 
-QuantMatrix make_matrix(BlockFormat f, int rows, int cols, std::mt19937& rng) {
+/// A random matrix quantized row by row in f's blocks (q8_0, q4_0, f16), its weights kept in
+/// doubles; `grouped`: then regrouped into the host's layout (core/quant.hpp), the doubles still
+/// those of the row layout.
+QuantMatrix make_matrix(BlockFormat f, int rows, int cols, std::mt19937& rng,
+                        bool grouped = false) {
   std::normal_distribution<float> g(0.0f, 1.0f);
   QuantMatrix m{f, rows, cols, {}, {}};
   const std::size_t rb = block_row_bytes(f, static_cast<std::size_t>(cols));
@@ -117,6 +122,9 @@ QuantMatrix make_matrix(BlockFormat f, int rows, int cols, std::mt19937& rng) {
   }
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) m.dequant.push_back(block_element(m.view(), r, c, cols));
+  if (grouped)
+    m.format = group_block_rows(f, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                                m.bytes);
   return m;
 }
 
@@ -134,53 +142,106 @@ std::vector<Isa> isas_here(const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+/// One integer kernel (the row layout's gemv_rows, or the grouped layout's gemm_groups over
+/// groups 1..5 of 6) on n random activation rows, against a double sum over the quantized
+/// operands: exact per block, so only the float combine may differ; and against the unrounded
+/// activations, within what their 8-bit rounding allows. Rows outside the range stay untouched.
+void check_integer_kernel(Isa isa, BlockFormat f, int in, int n, bool grouped, std::mt19937& rng) {
+  CAPTURE(host_simd::isa_name(isa));
+  CAPTURE(block_format_name(f));
+  CAPTURE(grouped);
+  CAPTURE(in);
+  CAPTURE(n);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  const int out = grouped ? 48 : 21, ldy = out + 3, r0 = grouped ? 8 : 0;
+  const QuantMatrix m = make_matrix(f, out, in, rng, grouped);
+  std::vector<float> x(static_cast<std::size_t>(n) * in);
+  for (float& v : x) v = u(rng);
+  QuantizedActivations xq;
+  host_quant::quantize_rows(isa, x.data(), n, in, in, xq);
+  for (bool acc : {false, true}) {
+    std::vector<float> y(static_cast<std::size_t>(n) * ldy, 0.5f);
+    if (grouped)
+      host_quant::gemm_groups(isa, m.view(), xq, 0, n, in, r0 / 8, out / 8, y.data(), ldy, acc);
+    else
+      host_quant::gemv_rows(isa, m.view(), xq, n, in, r0, out, y.data(), ldy, acc);
+    for (int t = 0; t < n; ++t)
+      for (int o = 0; o < ldy; ++o) {
+        const float got = y[static_cast<std::size_t>(t) * ldy + o];
+        if (o < r0 || o >= out) {
+          CHECK(got == 0.5f);
+          continue;
+        }
+        double want = acc ? 0.5 : 0.0, exact = want, mag = 0.0;
+        const std::size_t blocks = static_cast<std::size_t>(in) / 32;
+        for (int c = 0; c < in; ++c) {
+          const double xv = static_cast<double>(xq.d[t * blocks + c / 32]) *
+                            xq.qs[static_cast<std::size_t>(t) * in + c];
+          const double wv = m.dequant[static_cast<std::size_t>(o) * in + c];
+          want += wv * xv;
+          exact += wv * x[static_cast<std::size_t>(t) * in + c];
+          mag += std::abs(wv * xv);
+        }
+        CHECK(std::abs(got - want) <= 2e-6 * mag + 1e-6);
+        CHECK(std::abs(got - exact) <= 0.02 * mag + 1e-4);
+      }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("quant: decode's integer kernels equal a double sum over the quantized operands") {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  for (Isa isa : isas_here("test_quant: Q8_0/Q4_0 matrix-vector kernels")) {
-    for (BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0}) {
-      for (int in : {32, 64, 96, 320}) {  // odd and even block counts (the 512-bit pairs)
-        for (int n : {1, 2, 3, 5, 8}) {
-          CAPTURE(host_simd::isa_name(isa));
-          CAPTURE(block_format_name(f));
-          CAPTURE(in);
-          CAPTURE(n);
-          const int out = 21, ldy = out + 3;
-          const QuantMatrix m = make_matrix(f, out, in, rng);
-          std::vector<float> x(static_cast<std::size_t>(n) * in);
-          for (float& v : x) v = u(rng);
-          QuantizedActivations xq;
-          host_quant::quantize_rows(isa, x.data(), n, in, in, xq);
-          for (bool acc : {false, true}) {
-            std::vector<float> y(static_cast<std::size_t>(n) * ldy, 0.5f);
-            host_quant::gemv_rows(isa, m.view(), xq, n, in, 0, out, y.data(), ldy, acc);
-            for (int t = 0; t < n; ++t)
-              for (int o = 0; o < ldy; ++o) {
-                const float got = y[static_cast<std::size_t>(t) * ldy + o];
-                if (o >= out) {
-                  CHECK(got == 0.5f);  // past the rows: untouched
-                  continue;
-                }
-                double want = acc ? 0.5 : 0.0, exact = want, mag = 0.0;
-                const std::size_t blocks = static_cast<std::size_t>(in) / 32;
-                for (int c = 0; c < in; ++c) {
-                  const double xv = static_cast<double>(xq.d[t * blocks + c / 32]) *
-                                    xq.qs[static_cast<std::size_t>(t) * in + c];
-                  const double wv = m.dequant[static_cast<std::size_t>(o) * in + c];
-                  want += wv * xv;
-                  exact += wv * x[static_cast<std::size_t>(t) * in + c];
-                  mag += std::abs(wv * xv);
-                }
-                // the kernels' sums are exact per block; only the float combine differs
-                CHECK(std::abs(got - want) <= 2e-6 * mag + 1e-6);
-                // and the activations' rounding stays small against the unrounded product
-                CHECK(std::abs(got - exact) <= 0.02 * mag + 1e-4);
-              }
-          }
-        }
-      }
+  for (Isa isa : isas_here("test_quant: Q8_0/Q4_0 matrix-vector kernels"))
+    for (BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0})
+      for (int in : {32, 64, 96, 320})  // odd and even block counts
+        for (int n : {1, 2, 3, 5, 8}) check_integer_kernel(isa, f, in, n, false, rng);
+}
+
+TEST_CASE("quant: the grouped layout holds the row layout's weights, eight rows side by side") {
+  std::mt19937 rng(5);
+  for (BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0}) {
+    CAPTURE(block_format_name(f));
+    const QuantMatrix rows = make_matrix(f, 24, 96, rng);
+    QuantMatrix grouped = rows;
+    grouped.format = group_block_rows(f, 24, 96, grouped.bytes);
+    CHECK(grouped.format == (f == BlockFormat::q8_0 ? BlockFormat::q8_0x8 : BlockFormat::q4_0x8));
+    CHECK(grouped.bytes.size() == rows.bytes.size());
+    CHECK(grouped.bytes != rows.bytes);
+    // by hand: group 1 (rows 8..15), column block 2, row 11 (lane 3): its scale is the group
+    // block's fourth f16, its bytes 4..7 the second chunk's fourth 4-byte lane
+    const std::size_t bb = block_bytes(f), row_bytes = block_row_bytes(f, 96);
+    const std::uint8_t* src = rows.bytes.data() + 11 * row_bytes + 2 * bb;
+    const std::uint8_t* gb = grouped.bytes.data() + (1 * 3 + 2) * 8 * bb;
+    CHECK(gb[6] == src[0]);
+    CHECK(gb[7] == src[1]);
+    for (int j = 0; j < 4; ++j) CHECK(gb[16 + 32 + 12 + j] == src[2 + 4 + j]);
+    std::vector<float> a(96), b(96);
+    for (int r = 0; r < 24; ++r) {
+      dequantize_row(rows.view(), r, 96, a.data());
+      dequantize_row(grouped.view(), r, 96, b.data());
+      CHECK(a == b);
+      for (int c = 0; c < 96; c += 13) CHECK(block_element(grouped.view(), r, c, 96) == a[c]);
     }
+    // rows not a multiple of 8, and f16, stay in the row layout
+    QuantMatrix odd = make_matrix(f, 20, 64, rng);
+    const std::vector<std::uint8_t> before = odd.bytes;
+    CHECK(group_block_rows(f, 20, 64, odd.bytes) == f);
+    CHECK(odd.bytes == before);
   }
+  std::vector<std::uint8_t> halves(16 * 40);
+  CHECK(group_block_rows(BlockFormat::f16, 16, 20, halves) == BlockFormat::f16);
+}
+
+TEST_CASE("quant: the grouped integer kernels equal a double sum over the quantized operands") {
+  std::mt19937 rng(9);
+  for (Isa isa : isas_here("test_quant: grouped Q8_0/Q4_0 kernels"))
+    for (BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0})
+      for (int in : {32, 96, 320})
+        for (int n : {1, 2, 3, 4, 7, 9})  // the 4-, 2- and 1-row tiles and their mixes
+          check_integer_kernel(isa, f, in, n, true, rng);
 }
 
 TEST_CASE("quant: matmul_nt over blocks, decode rows and prefill rows, against doubles") {
@@ -188,22 +249,27 @@ TEST_CASE("quant: matmul_nt over blocks, decode rows and prefill rows, against d
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (Isa isa : isas_here("test_quant: Q8_0/Q4_0 products")) {
     HostContext ctx({.threads = 2, .isa = isa});
-    for (BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0, BlockFormat::f16}) {
+    for (BlockFormat f : {BlockFormat::q8_0, BlockFormat::q4_0, BlockFormat::f16,
+                          BlockFormat::q8_0x8, BlockFormat::q4_0x8}) {
       for (int n : {1, 4, 9, 40}) {  // matrix-vector rows, then the blocked product
         CAPTURE(host_simd::isa_name(isa));
         CAPTURE(block_format_name(f));
         CAPTURE(n);
-        const int in = f == BlockFormat::f16 ? 70 : 608, out = 75, ldx = in + 2, ldy = out + 1;
-        const QuantMatrix m = make_matrix(f, out, in, rng);
+        const bool grouped = is_grouped(f);
+        const int in = f == BlockFormat::f16 ? 70 : 608, out = grouped ? 72 : 75, ldx = in + 2,
+                  ldy = out + 1;
+        const QuantMatrix m = make_matrix(block_kind(f), out, in, rng, grouped);
+        REQUIRE(m.format == f);
         std::vector<float> x(static_cast<std::size_t>(n) * ldx);
         for (float& v : x) v = u(rng);
         std::vector<float> y(static_cast<std::size_t>(n) * ldy, 0.25f);
         QuantizedActivations scratch;
         host_ops::matmul_nt(x.data(), n, in, ldx, m.view(), out, y.data(), ldy, true, &ctx,
                             scratch);
-        // decode rows quantize the activations (relative ~1/254 of a block's largest value);
-        // prefill rows and f16 multiply them unrounded
-        const double tol = n <= host_ops::kMatvecRows && f != BlockFormat::f16 ? 2e-2 : 1e-5;
+        // decode rows and every grouped product quantize the activations (relative ~1/254 of
+        // a block's largest value); the row layout's prefill rows and f16 multiply them unrounded
+        const double tol =
+            (n <= host_ops::kMatvecRows || grouped) && f != BlockFormat::f16 ? 2e-2 : 1e-5;
         for (int t = 0; t < n; ++t)
           for (int o = 0; o < out; ++o) {
             double want = 0.25, mag = 0.0;

@@ -81,6 +81,9 @@ struct HostWorkspaceExtras {
 struct host {
   static constexpr std::string_view name = "host";
   static constexpr bool is_device = false;
+  /// Q8_0 / Q4_0 matrices are held in groups of eight rows (core/quant.hpp), the layout of the
+  /// host's integer products (host_quant_groups.hpp).
+  static constexpr bool groups_block_rows = true;
   template <class T>
   using buffer = HostBuffer<T>;
   using workspace_extras = HostWorkspaceExtras;

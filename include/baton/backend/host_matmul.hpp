@@ -13,6 +13,7 @@
 #include "baton/backend/host_gemm.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_quant.hpp"
+#include "baton/backend/host_quant_groups.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
 #include "baton/core/quant.hpp"
@@ -58,10 +59,12 @@ void matmul_nt(const float* x, int n, int in, int ldx, const S* w, int out, floa
   host_gemm::gemm_nt(isa, ctx, par, x, n, in, ldx, w, out, y, ldy, accumulate);
 }
 
-/// matmul_nt for a block-quantized model's matrix (`w.format`: Q8_0 / Q4_0 blocks, or the f16
-/// of a matrix whose rows are not whole blocks). Up to kMatvecRows rows: the rows are quantized
-/// into `scratch` and multiplied by the integer kernels (host_quant.hpp); more: the blocked
-/// product, dequantizing the weights into its panels.
+/// matmul_nt for a block-quantized model's matrix (`w.format`: Q8_0 / Q4_0 blocks, grouped or
+/// row by row, or the f16 of a matrix whose rows are not whole blocks). The grouped layout (the
+/// host's, for rows a multiple of 8) takes every product through the integer kernels of
+/// host_quant_groups.hpp, the rows quantized into `scratch`. The row layout: up to kMatvecRows
+/// rows, host_quant.hpp's integer kernels; more, the blocked product, dequantizing the weights
+/// into its panels.
 inline void matmul_nt(const float* x, int n, int in, int ldx, BlockView w, int out, float* y,
                       int ldy, bool accumulate, HostContext* ctx, QuantizedActivations& scratch) {
   if (w.format == BlockFormat::f16)
@@ -69,6 +72,14 @@ inline void matmul_nt(const float* x, int n, int in, int ldx, BlockView w, int o
                      ctx);
   const host_simd::Isa isa = ctx ? ctx->isa() : host_simd::best_isa();
   const bool par = static_cast<long>(n) * out * in >= kParallelMinWork;
+  if (is_grouped(w.format)) {
+    host_quant::quantize_rows(isa, x, n, in, ldx, scratch);
+    parallel_ranges(ctx, out / kGroupRows, par, [&](long g0, long g1) {
+      host_quant::gemm_groups(isa, w, scratch, 0, n, in, static_cast<int>(g0), static_cast<int>(g1),
+                              y, ldy, accumulate);
+    });
+    return;
+  }
   if (n <= kMatvecRows) {
     host_quant::quantize_rows(isa, x, n, in, ldx, scratch);
     parallel_ranges(ctx, out, par, [&](long o0, long o1) {

@@ -131,10 +131,13 @@ __attribute__((target("avx2,fma,f16c"))) inline void quantize_rows_avx2(const fl
 
 /// A Q4_0 block's 32 nibbles as unsigned bytes in [0, 15] (the weights plus 8), in order: low
 /// nibbles are weights 0..15, high nibbles 16..31.
+/// The 16 bytes are loaded into both halves at once (a broadcast is a load, not a shuffle),
+/// and one variable shift moves the upper half's nibbles down.
 BATON_QUANT_AVX2 __m256i nibbles32(const BlockQ4_0& b) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+  const __m256i both =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)));
+  return _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_setr_epi64x(0, 0, 4, 4)),
+                          _mm256_set1_epi8(0x0f));
 }
 
 /// A block's 32 weights as signed bytes in [-127, 127] (Q8_0) or [-8, 7] (Q4_0), in order.

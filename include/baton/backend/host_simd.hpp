@@ -99,6 +99,17 @@ inline bool cpu_supports_bf16_products() {
 #endif
 }
 
+/// Whether this CPU runs AVX512-VNNI's 8-bit dot products (vpdpbusd) on 256-bit vectors, which
+/// the avx512 family's kernels for Q8_0 / Q4_0 weights use where present
+/// (host_quant_groups.hpp).
+inline bool cpu_supports_vnni() {
+#if BATON_HOST_SIMD_X86
+  return cpu_supports(Isa::avx512) && __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
 /// Whether this CPU runs AMX-BF16's tile products (TDPBF16PS) and the OS lets this process use
 /// the tile state, which the opt-in bf16 products prefer (host_gemm_amx.hpp). Linux enables the
 /// tile data per process on request (arch_prctl ARCH_REQ_XCOMP_PERM): the first call asks, and

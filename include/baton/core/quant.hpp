@@ -59,18 +59,49 @@ struct QuantizedActivations {
   std::vector<float> sum;
 };
 
-/// How one quantized model's matrix is held: its blocks, or f16 where rows are not whole blocks.
-enum class BlockFormat : std::uint8_t { f16, q8_0, q4_0 };
+/// How one quantized model's matrix is held: its blocks row by row (GGML's layout), the same
+/// blocks in groups of eight rows (`q8_0x8`, `q4_0x8`: the host's layout, below), or f16 where
+/// rows are not whole blocks.
+enum class BlockFormat : std::uint8_t { f16, q8_0, q4_0, q8_0x8, q4_0x8 };
 
-constexpr std::string_view block_format_name(BlockFormat f) {
-  return f == BlockFormat::q8_0 ? "q8_0" : f == BlockFormat::q4_0 ? "q4_0" : "f16";
+/// Rows per group of the grouped formats.
+inline constexpr int kGroupRows = 8;
+
+BATON_HD constexpr bool is_grouped(BlockFormat f) {
+  return f == BlockFormat::q8_0x8 || f == BlockFormat::q4_0x8;
+}
+/// The blocks a format holds: q8_0 for q8_0 and q8_0x8, q4_0 for q4_0 and q4_0x8, else f16.
+BATON_HD constexpr BlockFormat block_kind(BlockFormat f) {
+  return f == BlockFormat::q8_0x8   ? BlockFormat::q8_0
+         : f == BlockFormat::q4_0x8 ? BlockFormat::q4_0
+                                    : f;
 }
 
-/// Bytes of one row of `cols` weights in format f (cols a multiple of 32 for the block formats).
+constexpr std::string_view block_format_name(BlockFormat f) {
+  switch (f) {
+    case BlockFormat::q8_0:
+      return "q8_0";
+    case BlockFormat::q4_0:
+      return "q4_0";
+    case BlockFormat::q8_0x8:
+      return "q8_0x8";
+    case BlockFormat::q4_0x8:
+      return "q4_0x8";
+    case BlockFormat::f16:
+      break;
+  }
+  return "f16";
+}
+
+/// Bytes one block of format f takes (f a block format, grouped or not).
+BATON_HD constexpr std::size_t block_bytes(BlockFormat f) {
+  return block_kind(f) == BlockFormat::q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+}
+
+/// Bytes of one row of `cols` weights in format f (cols a multiple of 32 for the block formats;
+/// a grouped matrix takes the same bytes as its rows, only ordered otherwise).
 BATON_HD constexpr std::size_t block_row_bytes(BlockFormat f, std::size_t cols) {
-  return f == BlockFormat::q8_0   ? cols / kQuantBlock * sizeof(BlockQ8_0)
-         : f == BlockFormat::q4_0 ? cols / kQuantBlock * sizeof(BlockQ4_0)
-                                  : cols * sizeof(f16);
+  return f == BlockFormat::f16 ? cols * sizeof(f16) : cols / kQuantBlock * block_bytes(f);
 }
 
 /// A read-only view of a quantized model's matrix [rows, cols] in backend memory: what the
@@ -174,26 +205,74 @@ BATON_HD inline float dequantize(const BlockQ4_0& b, int i) {
   return widen(b.d) * static_cast<float>(q - 8);
 }
 
+/// The grouped layout (`q8_0x8`, `q4_0x8`), for a matrix whose rows are a multiple of 8: rows
+/// 8g .. 8g + 7 form group g; a group holds its rows' blocks column by column, and one column's
+/// eight blocks ("a group block", 8 blocks' bytes) are the eight f16 scales (16 bytes), then the
+/// quants in 4-byte chunks side by side: chunk i of rows 0..7 is 32 bytes, so one 256-bit vector
+/// holds row r's bytes 4i .. 4i+3 in its 32-bit lane r (Q8_0: 8 chunks; Q4_0: 4 chunks, byte j
+/// holding weights j and j + 16 as in the row layout). A product then sums each row's block
+/// inside its own lane, with no horizontal sums, and widens eight rows' scales at once
+/// (backend/host_quant_groups.hpp). The host interleaves its matrices so at load
+/// (group_block_rows); the device kernels read GGML's row layout.
+///
+/// Group block (group g, column block b) of a grouped matrix of `cols` columns.
+BATON_HD inline const std::uint8_t* group_block(BlockView w, std::size_t cols, std::size_t g,
+                                                std::size_t b) {
+  return w.data + (g * (cols / kQuantBlock) + b) * kGroupRows * block_bytes(w.format);
+}
+
+/// Row `lane`'s block out of a group block: the gather the layout above describes.
+template <class Blk>
+BATON_HD Blk ungroup_block(const std::uint8_t* gb, int lane) {
+  Blk out{};
+  out.d.bits = static_cast<std::uint16_t>(gb[2 * lane] | gb[2 * lane + 1] << 8);
+  constexpr int kChunks = static_cast<int>(sizeof(out.qs)) / 4;
+  for (int i = 0; i < kChunks; ++i)
+    for (int j = 0; j < 4; ++j)
+      reinterpret_cast<std::uint8_t*>(out.qs)[4 * i + j] = gb[16 + 32 * i + 4 * lane + j];
+  return out;
+}
+
+/// Block `b` (columns 32b .. 32b + 31) of `row`, in any block format.
+template <class Blk>
+BATON_HD Blk block_at(BlockView w, std::size_t row, std::size_t b, std::size_t cols) {
+  if (is_grouped(w.format))
+    return ungroup_block<Blk>(group_block(w, cols, row / kGroupRows, b),
+                              static_cast<int>(row % kGroupRows));
+  return reinterpret_cast<const Blk*>(w.data + row * block_row_bytes(w.format, cols))[b];
+}
+
 /// Element (row, col) of a matrix of `cols` columns held in `w`'s format.
 BATON_HD inline float block_element(BlockView w, std::size_t row, std::size_t col,
                                     std::size_t cols) {
-  const std::uint8_t* r = w.data + row * block_row_bytes(w.format, cols);
-  switch (w.format) {
+  const auto i = static_cast<int>(col % kQuantBlock);
+  switch (block_kind(w.format)) {
     case BlockFormat::q8_0:
-      return dequantize(reinterpret_cast<const BlockQ8_0*>(r)[col / kQuantBlock],
-                        static_cast<int>(col % kQuantBlock));
+      return dequantize(block_at<BlockQ8_0>(w, row, col / kQuantBlock, cols), i);
     case BlockFormat::q4_0:
-      return dequantize(reinterpret_cast<const BlockQ4_0*>(r)[col / kQuantBlock],
-                        static_cast<int>(col % kQuantBlock));
-    case BlockFormat::f16:
+      return dequantize(block_at<BlockQ4_0>(w, row, col / kQuantBlock, cols), i);
+    default:
       break;
   }
-  return widen(reinterpret_cast<const f16*>(r)[col]);
+  return widen(reinterpret_cast<const f16*>(w.data + row * block_row_bytes(w.format, cols))[col]);
 }
 
-/// One row of the matrix widened into dst[0, cols).
+/// One row of the matrix widened into dst[0, cols) (each block gathered once).
 BATON_HD inline void dequantize_row(BlockView w, std::size_t row, std::size_t cols, float* dst) {
-  for (std::size_t c = 0; c < cols; ++c) dst[c] = block_element(w, row, c, cols);
+  if (w.format == BlockFormat::f16) {
+    for (std::size_t c = 0; c < cols; ++c) dst[c] = block_element(w, row, c, cols);
+    return;
+  }
+  for (std::size_t b = 0; b < cols / kQuantBlock; ++b) {
+    float* out = dst + b * kQuantBlock;
+    if (block_kind(w.format) == BlockFormat::q8_0) {
+      const BlockQ8_0 blk = block_at<BlockQ8_0>(w, row, b, cols);
+      for (int i = 0; i < kQuantBlock; ++i) out[i] = dequantize(blk, i);
+    } else {
+      const BlockQ4_0 blk = block_at<BlockQ4_0>(w, row, b, cols);
+      for (int i = 0; i < kQuantBlock; ++i) out[i] = dequantize(blk, i);
+    }
+  }
 }
 
 /// Quantizes one row of `cols` weights (a multiple of 32, or any width for f16) into `dst`
@@ -211,7 +290,31 @@ inline void quantize_row(BlockFormat f, const float* x, std::size_t cols, std::u
     case BlockFormat::f16:
       for (std::size_t c = 0; c < cols; ++c) reinterpret_cast<f16*>(dst)[c] = to_f16(x[c]);
       return;
+    case BlockFormat::q8_0x8:
+    case BlockFormat::q4_0x8:
+      break;  // rows quantize in the row layout; group_block_rows regroups them
   }
+}
+
+/// Regroups a matrix of `rows` rows in format f's row layout (q8_0 or q4_0) into the grouped
+/// layout above and returns the grouped format; leaves any other matrix (f16, or rows not a
+/// multiple of 8) as it is and returns f.
+inline BlockFormat group_block_rows(BlockFormat f, std::size_t rows, std::size_t cols,
+                                    std::vector<std::uint8_t>& bytes) {
+  if ((f != BlockFormat::q8_0 && f != BlockFormat::q4_0) || rows % kGroupRows != 0) return f;
+  const std::size_t bb = block_bytes(f), q = bb - sizeof(f16), blocks = cols / kQuantBlock;
+  std::vector<std::uint8_t> out(bytes.size());
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::uint8_t* src = bytes.data() + (r * blocks + b) * bb;
+      const std::size_t lane = r % kGroupRows;
+      std::uint8_t* gb = out.data() + ((r / kGroupRows) * blocks + b) * kGroupRows * bb;
+      gb[2 * lane] = src[0];
+      gb[2 * lane + 1] = src[1];
+      for (std::size_t j = 0; j < q; ++j) gb[16 + 32 * (j / 4) + 4 * lane + j % 4] = src[2 + j];
+    }
+  bytes.swap(out);
+  return f == BlockFormat::q8_0 ? BlockFormat::q8_0x8 : BlockFormat::q4_0x8;
 }
 
 }  // namespace baton

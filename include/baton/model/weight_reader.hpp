@@ -80,6 +80,9 @@ class WeightReader {
           quantize_row(m.format, values.data() + r * cols, cols, bytes.data() + r * row_bytes);
       }
       m.rows = bytes.size() / row_bytes;
+      // the host's products read eight rows at a time (core/quant.hpp's grouped layout)
+      if constexpr (requires { requires B::groups_block_rows; })
+        m.format = group_block_rows(m.format, m.rows, cols, bytes);
       m.bytes = B::upload(std::span<const std::uint8_t>(bytes));
       return m;
     }
