@@ -1,10 +1,16 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief Decode's matrix-vector rows for Q8_0 / Q4_0 weights (core/quant.hpp): integer dot
-///        products of the weight blocks with the activations quantized to 8 bits per 32-block,
-///        the instruction set chosen at run time (portable; AVX2, which the avx512 family runs
-///        too).
+/// @brief Activations quantized to 8 bits per 32-block (quantize_rows: every integer product
+///        of the host takes them), and the matrix-vector rows for Q8_0 / Q4_0 weights in GGML's
+///        row layout: integer dot products, the instruction set chosen at run time (portable;
+///        AVX2, which the avx512 family runs too).
+///
+/// Which layout runs where: the host loads every block matrix whose rows are a multiple of 8 in
+/// groups of eight rows (core/quant.hpp), and host_quant_groups.hpp multiplies those, decode and
+/// prefill; the row kernels here serve the rest (matrices of other heights, and any BlockView in
+/// GGML's layout: tests, tools) for up to 8 activation rows, host_gemm.hpp's blocked product over
+/// dequantized panels for more.
 ///
 /// Why the activations are quantized too (as llama.cpp does for these formats). A decode step
 /// reads each weight once, so its speed is bytes over bandwidth — as long as the core keeps up.
@@ -15,8 +21,6 @@
 /// eight 32-bit sums, exactly. The cost is the activations' rounding (relative error up to 1/254
 /// of a block's largest value), measured in docs/performance.md ("Quantized weights": KL
 /// divergence and top-1 agreement beside llama.cpp, which rounds its activations the same way).
-/// Prefill's products (host_gemm.hpp) keep f32 activations: they dequantize each weight once per
-/// product and are bound by multiply-adds, not by bytes.
 ///
 /// What one block costs decides the speed (one thread, a 98 MB matrix, this repository's AMD
 /// EPYC): one accumulator chain read 24 GB/s (Q8_0) and 12 GB/s (Q4_0) — every FMA waited on the
@@ -26,7 +30,8 @@
 /// unrolled into two chains, and Q4_0 multiplies its unsigned nibbles (q + 8) without vpsignb,
 /// taking 8 · scale · sum(x) off once per eight blocks: 25-27 GB/s (Q8_0) and 15-16 GB/s (Q4_0)
 /// on one thread, about the read bandwidth on two. A first 512-bit kernel (two blocks a register)
-/// read less than the 256-bit one and was dropped: the avx512 family runs these.
+/// read less than the 256-bit one and was dropped: the avx512 family runs these. Still ~7
+/// operations a block beside the loads: what the grouped layout removes (1.4-1.9x faster).
 ///
 /// One block's sum is exact in every kernel (integers); the blocks' scaled sums are added in an
 /// order that differs between kernels (relative 1e-6, like the float GEMV's).
