@@ -7,9 +7,9 @@
 // cases of tests/reference/hf_models.py).
 //
 // Mutation checks (2026-12-04), each alone, this program rebuilt:
-//   the first occurrence instead of the last      -> "the last occurrence wins" fails
-//   the start one past the invocation's first id  -> "once" and "straddling" fail
-//   adapted_from_token off by one (k + 1)         -> the gate case fails
+//   the first occurrence instead of the last      -> "the last occurrence wins" (and 4 more) fail
+//   the start one past the invocation's first id  -> "once", "context then tokens" and others fail
+//   adapted_from_token one token late              -> the static_assert below stops the build
 #include <doctest/doctest.h>
 
 #include <cstdint>

@@ -17,6 +17,16 @@
 // prompt's first ids (the device-resident decode loop on the host grid, the stepped loop on the
 // host) to the same ids, a prefix adapted differently from what a request needs being refused.
 //
+// Mutation checks of the aLoRA gate (2026-12-04), each alone, this program rebuilt (all failed):
+//   the first occurrence of the invocation instead of the last  -> 'twice' (single, batched)
+//   the start one token late (invocation's first id not adapted) -> 'once', 'twice', 'at the end'
+//   the gate ignored in the host ops and both batched paths      -> every batched case, 'absent'
+//   the gate ignored in the host grid's single-row forward       -> every single case
+//   the device loop adapting every generated token               -> the host grid stage, 'absent'
+//   generated tokens not adapted (the start not kept past prefill) -> 'once', 'twice', 'at the end'
+//   a stage's prefix pre-warmed with the adapter from position 0 -> every stage run
+//   a batched run joining a row adapted from a later token       -> the batched cases
+//
 // The fixture folder comes from $BATON_HF_MODELS_DIR (ctest sets it). Without it (no reference
 // python) the program exits 77, which ctest shows as skipped; under CI=true it fails instead.
 #include <doctest/doctest.h>
@@ -293,21 +303,22 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
       const auto prompt = c.at("prompt").get<std::vector<std::int32_t>>();
       const auto want_ids = c.at("tokens").get<std::vector<std::int32_t>>();
       const auto gaps = c.at("gaps").get<std::vector<double>>();
+      const std::string kind = c.at("alora").at("prompt").get<std::string>();
       for (const auto& [where, got] :
-           {std::pair{"host grid (device loop)",
+           {std::pair{std::string("host grid (device loop)"),
                       run_stage<host_grid>(model_dir, adapter, prompt, 4, steps)},
-            std::pair{"host", run_stage<host>(model_dir, adapter, prompt, 4, steps)}}) {
-        CAPTURE(where);
-        CAPTURE(label);
+            std::pair{std::string("host"),
+                      run_stage<host>(model_dir, adapter, prompt, 4, steps)}}) {
         REQUIRE(got.size() == want_ids.size());
         for (int s = 0; s < steps && gaps[s] >= kNearTie; ++s) {
           if (got[s] == want_ids[s]) continue;
-          FAIL_CHECK("stage's ids differ at step ", s, ": ", got[s], ", reference ", want_ids[s]);
+          FAIL_CHECK(where, ", a stage, ", model, ", aLoRA prompt '", kind,
+                     "': ids differ at step ", s, ": ", got[s], ", reference ", want_ids[s]);
           break;
         }
       }
       // A prefix through the first of two invocations cannot serve the second's request.
-      if (c.at("alora").at("prompt").get<std::string>() == "twice") {
+      if (kind == "twice") {
         const auto inv = c.at("alora").at("invocation").get<std::vector<std::int32_t>>();
         const auto at = std::search(prompt.begin(), prompt.end(), inv.begin(), inv.end());
         REQUIRE(at != prompt.end());
