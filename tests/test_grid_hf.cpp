@@ -15,7 +15,8 @@
 // rows at once, each row with its own activation start) on the host grid and on the host
 // backend, to the same ids and logits; and as a relay Stage whose pre-warmed prefix holds the
 // prompt's first ids (the device-resident decode loop on the host grid, the stepped loop on the
-// host) to the same ids, a prefix adapted differently from what a request needs being refused.
+// host) to the same ids, a prefix adapted differently from what a request needs being refused;
+// and as requests of the batch scheduler on the host (chunked prefills beside decode rows).
 //
 // Mutation checks of the aLoRA gate (2026-12-04), each alone, this program rebuilt (all failed):
 //   the first occurrence of the invocation instead of the last  -> 'twice' (single, batched)
@@ -53,6 +54,7 @@
 #include "baton/model/host_forward.hpp"
 #include "baton/model/host_grid_forward.hpp"
 #include "baton/model/model_dispatch.hpp"
+#include "baton/relay/scheduler.hpp"
 #include "baton/relay/stage.hpp"
 
 using namespace baton;
@@ -184,6 +186,40 @@ std::vector<std::int32_t> run_stage(const fs::path& model_dir, const fs::path& a
   return stage.run(request).ids;
 }
 
+/// The ids of every prompt as a request of a one-stage relay (no prefix) run by the batch
+/// scheduler on backend B, all submitted at once: prefills in chunks of at most 16 tokens beside
+/// the other requests' decode rows, each row carrying its request's activation start.
+template <class B>
+std::vector<std::vector<std::int32_t>> run_scheduled(
+    const fs::path& model_dir, const fs::path& adapter,
+    const std::vector<std::vector<std::int32_t>>& prompts, int steps) {
+  using Model = BaseModel<B, f32, family::Qwen2>;
+  using Slice = LoraSlice<kRuntimeRankBound, B>;
+  using Cache = KvBuffer<layout::HeadMajor<f32, 64>, B>;
+  const Model model = load_model<B, f32, family::Qwen2>(model_dir);
+  std::size_t longest = 0;
+  for (const auto& p : prompts) longest = std::max(longest, p.size());
+  auto stage = make_stage<Cache>("alora", model, Slice::load(adapter, model),
+                                 KvShape{.prefix_capacity = 0,
+                                         .tail_capacity = static_cast<int>(longest) + steps,
+                                         .slots = static_cast<int>(prompts.size())},
+                                 {}, wire::input(wire::request), StageLimits{.max_new = steps});
+  stage.prewarm();
+  using StageT = decltype(stage);
+  RelayScheduler<StageT> sched({&stage}, RelayOptions{}, {.max_rows = 8, .max_tokens = 16});
+  std::vector<Ticket> tickets;
+  for (const auto& p : prompts) tickets.push_back(sched.submit(p));
+  sched.run();
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const Ticket t : tickets) {
+    const auto r = sched.take(t);
+    REQUIRE(r.has_value());
+    REQUIRE(r->runs.size() == 1);
+    ids.push_back(r->runs[0].ids);
+  }
+  return ids;
+}
+
 /// Compares `got` with case `c` of the reference (its ids up to a near-tie, every compared
 /// step's logits), recording the worst difference in `w`. Returns the steps compared.
 int compare_case(const nlohmann::json& c, const io::TensorSource& logits, std::size_t index,
@@ -290,6 +326,7 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
     const std::size_t vocab = static_cast<std::size_t>(load_runtime_config(model_dir).vocab_size);
     const auto grid = run_batched<host_grid>(model_dir, adapter, prompts, steps);
     const auto on_host = run_batched<host>(model_dir, adapter, prompts, steps);
+    const auto scheduled = run_scheduled<host>(model_dir, adapter, prompts, steps);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       const nlohmann::json& c = cases[indices[k]];
       const std::string label = model + " + " + c.at("adapter").get<std::string>() +
@@ -305,14 +342,15 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
       const auto gaps = c.at("gaps").get<std::vector<double>>();
       const std::string kind = c.at("alora").at("prompt").get<std::string>();
       for (const auto& [where, got] :
-           {std::pair{std::string("host grid (device loop)"),
+           {std::pair{std::string("host grid (device loop), a stage"),
                       run_stage<host_grid>(model_dir, adapter, prompt, 4, steps)},
-            std::pair{std::string("host"),
-                      run_stage<host>(model_dir, adapter, prompt, 4, steps)}}) {
+            std::pair{std::string("host, a stage"),
+                      run_stage<host>(model_dir, adapter, prompt, 4, steps)},
+            std::pair{std::string("host, the batch scheduler"), scheduled[k]}}) {
         REQUIRE(got.size() == want_ids.size());
         for (int s = 0; s < steps && gaps[s] >= kNearTie; ++s) {
           if (got[s] == want_ids[s]) continue;
-          FAIL_CHECK(where, ", a stage, ", model, ", aLoRA prompt '", kind,
+          FAIL_CHECK(where, ", ", model, ", aLoRA prompt '", kind,
                      "': ids differ at step ", s, ": ", got[s], ", reference ", want_ids[s]);
           break;
         }
