@@ -27,6 +27,7 @@
 //   generated tokens not adapted (the start not kept past prefill) -> 'once', 'twice', 'at the end'
 //   a stage's prefix pre-warmed with the adapter from position 0 -> every stage run
 //   a batched run joining a row adapted from a later token       -> the batched cases
+//   the scheduler's rows adapted from position 0                 -> the scheduler's cases
 //
 // The fixture folder comes from $BATON_HF_MODELS_DIR (ctest sets it). Without it (no reference
 // python) the program exits 77, which ctest shows as skipped; under CI=true it fails instead.
@@ -350,8 +351,8 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
         REQUIRE(got.size() == want_ids.size());
         for (int s = 0; s < steps && gaps[s] >= kNearTie; ++s) {
           if (got[s] == want_ids[s]) continue;
-          FAIL_CHECK(where, ", ", model, ", aLoRA prompt '", kind,
-                     "': ids differ at step ", s, ": ", got[s], ", reference ", want_ids[s]);
+          FAIL_CHECK(where, ", ", model, ", aLoRA prompt '", kind, "': ids differ at step ", s,
+                     ": ", got[s], ", reference ", want_ids[s]);
           break;
         }
       }
