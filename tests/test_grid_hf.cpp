@@ -9,6 +9,26 @@
 // including a near-tie of the reference, after which either side may go its own way), and
 // every compared step's logits within 1e-3 * max(1, |reference|).
 //
+// The activated LoRA (aLoRA) cases (Qwen2 and Llama with alora-all-r8, whose reference is peft's
+// generate(): the invocation absent, absent then generated, once, twice, at the end) run here
+// as the others do, and then once more per model as one batch (forward_batch, every step all
+// rows at once, each row with its own activation start) on the host grid and on the host
+// backend, to the same ids and logits; and as a relay Stage whose pre-warmed prefix holds the
+// prompt's first ids (the device-resident decode loop on the host grid, the stepped loop on the
+// host) to the same ids, a prefix adapted differently from what a request needs being refused;
+// and as requests of the batch scheduler on the host (chunked prefills beside decode rows).
+//
+// Mutation checks of the aLoRA gate (2026-12-04), each alone, this program rebuilt (all failed):
+//   the first occurrence of the invocation instead of the last  -> 'twice' (single, batched)
+//   the start one token late (invocation's first id not adapted) -> 'once', 'twice', 'at the end'
+//   the gate ignored in the host ops and both batched paths      -> every batched case, 'absent'
+//   the gate ignored in the host grid's single-row forward       -> every single case
+//   the device loop adapting every generated token               -> the host grid stage, 'absent'
+//   generated tokens not adapted (the start not kept past prefill) -> 'once', 'twice', 'at the end'
+//   a stage's prefix pre-warmed with the adapter from position 0 -> every stage run
+//   a batched run joining a row adapted from a later token       -> the batched cases
+//   the scheduler's rows adapted from position 0                 -> the scheduler's cases
+//
 // The fixture folder comes from $BATON_HF_MODELS_DIR (ctest sets it). Without it (no reference
 // python) the program exits 77, which ctest shows as skipped; under CI=true it fails instead.
 #include <doctest/doctest.h>
@@ -23,6 +43,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,8 +51,12 @@
 #include "baton/io/safetensors.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "baton/model/forward_batch.hpp"
+#include "baton/model/host_forward.hpp"
 #include "baton/model/host_grid_forward.hpp"
 #include "baton/model/model_dispatch.hpp"
+#include "baton/relay/scheduler.hpp"
+#include "baton/relay/stage.hpp"
 
 using namespace baton;
 namespace fs = std::filesystem;
@@ -95,6 +120,141 @@ struct Worst {
   std::string where;
 };
 
+/// Greedy generations of `steps` tokens for every prompt at once, on backend B: each step one
+/// forward_batch over all rows (the prompts, then one token each), each row in its own slot
+/// with the activation start its prompt gives the slice (lora/activation.hpp), kept for the
+/// generated tokens as the decode loop keeps it. For a Qwen2-family f32 model, head_dim 64.
+template <class B>
+std::vector<Run> run_batched(const fs::path& model_dir, const fs::path& adapter,
+                             const std::vector<std::vector<std::int32_t>>& prompts, int steps) {
+  using Model = BaseModel<B, f32, family::Qwen2>;
+  using Slice = LoraSlice<kRuntimeRankBound, B>;
+  using Cache = KvBuffer<layout::HeadMajor<f32, 64>, B>;
+  using Row = BatchRow<Slice, Cache>;
+  const Model model = load_model<B, f32, family::Qwen2>(model_dir);
+  const Slice slice = Slice::load(adapter, model);
+  REQUIRE(slice.activated());
+  std::size_t longest = 0;
+  for (const auto& p : prompts) longest = std::max(longest, p.size());
+  Cache cache(model.config(), KvShape{.prefix_capacity = 0,
+                                      .tail_capacity = static_cast<int>(longest) + steps,
+                                      .slots = static_cast<int>(prompts.size())});
+  cache.reset_prefix();
+  cache.freeze_prefix();
+  Workspace<B> ws;
+  std::vector<Run> runs(prompts.size());
+  std::vector<std::int32_t> next(prompts.size());
+  for (int s = 0; s < steps; ++s) {
+    std::vector<Row> rows;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const auto& p = prompts[i];
+      const int n = static_cast<int>(p.size());
+      const auto tokens =
+          s == 0 ? std::span<const std::int32_t>(p) : std::span<const std::int32_t>(&next[i], 1);
+      rows.push_back({&slice, &cache, KvTarget::in_slot(static_cast<int>(i)),
+                      s == 0 ? 0 : n + s - 1, tokens, true, slice.activation_start({}, p)});
+    }
+    const auto logits = forward_batch(model, ws, std::span<const Row>(rows));
+    const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const auto row = logits.subspan(i * V, V);
+      runs[i].rows.emplace_back(row.begin(), row.end());
+      next[i] = BackendOps<B>::argmax(row);
+      runs[i].ids.push_back(next[i]);
+    }
+  }
+  return runs;
+}
+
+/// The ids of a relay Stage on backend B whose prefix is the prompt's first `split` ids and whose
+/// request is the rest (the prefix pre-warmed through the slice; a Qwen2-family f32 model,
+/// head_dim 64). On the host grid the stage decodes in the device-resident loop.
+template <class B>
+std::vector<std::int32_t> run_stage(const fs::path& model_dir, const fs::path& adapter,
+                                    const std::vector<std::int32_t>& prompt, int split, int steps) {
+  using Model = BaseModel<B, f32, family::Qwen2>;
+  using Slice = LoraSlice<kRuntimeRankBound, B>;
+  using Cache = KvBuffer<layout::HeadMajor<f32, 64>, B>;
+  const Model model = load_model<B, f32, family::Qwen2>(model_dir);
+  const std::vector<std::int32_t> prefix(prompt.begin(), prompt.begin() + split);
+  const std::vector<std::int32_t> request(prompt.begin() + split, prompt.end());
+  auto stage = make_stage<Cache>("alora", model, Slice::load(adapter, model),
+                                 KvShape{.prefix_capacity = split,
+                                         .tail_capacity = static_cast<int>(request.size()) + steps,
+                                         .slots = 1},
+                                 prefix, wire::input(wire::request), StageLimits{.max_new = steps});
+  stage.prewarm();
+  return stage.run(request).ids;
+}
+
+/// The ids of every prompt as a request of a one-stage relay (no prefix) run by the batch
+/// scheduler on backend B, all submitted at once: prefills in chunks of at most 16 tokens beside
+/// the other requests' decode rows, each row carrying its request's activation start.
+template <class B>
+std::vector<std::vector<std::int32_t>> run_scheduled(
+    const fs::path& model_dir, const fs::path& adapter,
+    const std::vector<std::vector<std::int32_t>>& prompts, int steps) {
+  using Model = BaseModel<B, f32, family::Qwen2>;
+  using Slice = LoraSlice<kRuntimeRankBound, B>;
+  using Cache = KvBuffer<layout::HeadMajor<f32, 64>, B>;
+  const Model model = load_model<B, f32, family::Qwen2>(model_dir);
+  std::size_t longest = 0;
+  for (const auto& p : prompts) longest = std::max(longest, p.size());
+  auto stage = make_stage<Cache>("alora", model, Slice::load(adapter, model),
+                                 KvShape{.prefix_capacity = 0,
+                                         .tail_capacity = static_cast<int>(longest) + steps,
+                                         .slots = static_cast<int>(prompts.size())},
+                                 {}, wire::input(wire::request), StageLimits{.max_new = steps});
+  stage.prewarm();
+  using StageT = decltype(stage);
+  RelayScheduler<StageT> sched({&stage}, RelayOptions{}, {.max_rows = 8, .max_tokens = 16});
+  std::vector<Ticket> tickets;
+  for (const auto& p : prompts) tickets.push_back(sched.submit(p));
+  sched.run();
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const Ticket t : tickets) {
+    const auto r = sched.take(t);
+    REQUIRE(r.has_value());
+    REQUIRE(r->runs.size() == 1);
+    ids.push_back(r->runs[0].ids);
+  }
+  return ids;
+}
+
+/// Compares `got` with case `c` of the reference (its ids up to a near-tie, every compared
+/// step's logits), recording the worst difference in `w`. Returns the steps compared.
+int compare_case(const nlohmann::json& c, const io::TensorSource& logits, std::size_t index,
+                 std::size_t vocab, const Run& got, const std::string& label, Worst& w) {
+  const auto want_ids = c.at("tokens").get<std::vector<std::int32_t>>();
+  const auto gaps = c.at("gaps").get<std::vector<double>>();
+  const int steps = static_cast<int>(want_ids.size());
+  const std::size_t shape[] = {static_cast<std::size_t>(steps), vocab};
+  const auto want = logits.read<f32>("case." + std::to_string(index), shape);
+  REQUIRE(got.ids.size() == want_ids.size());
+  REQUIRE(got.rows.size() == want_ids.size());
+  int compared = 0;
+  for (int s = 0; s < steps; ++s) {
+    // The step's logits first: they decide the token, and a wrong one is the finding.
+    for (std::size_t v = 0; v < vocab; ++v) {
+      const double ref = want[static_cast<std::size_t>(s) * vocab + v];
+      const double diff = std::abs(static_cast<double>(got.rows[s][v]) - ref);
+      if (diff > w.diff) w = {diff, label + ", step " + std::to_string(s)};
+      if (diff > kLogitRtol * std::max(1.0, std::abs(ref))) {
+        FAIL_CHECK(label, ": step ", s, " id ", v, ": baton ", got.rows[s][v], " reference ", ref);
+        break;
+      }
+    }
+    ++compared;
+    if (gaps[s] < kNearTie) break;  // either token is right here; later steps may part
+    if (got.ids[s] != want_ids[s]) {
+      FAIL_CHECK(label, ": greedy ids differ at step ", s, ": baton ", got.ids[s], ", reference ",
+                 want_ids[s], " (reference top-2 gap ", gaps[s], ")");
+      break;
+    }
+  }
+  return compared;
+}
+
 }  // namespace
 
 TEST_CASE("host grid: models made by transformers + peft, greedy ids and every step's logits") {
@@ -116,6 +276,7 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
   REQUIRE(cases.size() > 0);
 
   std::map<std::string, Worst> worst;  // by model folder (family x storage)
+  std::map<std::string, std::vector<std::size_t>> alora;  // aLoRA cases by model folder
   int compared_steps = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const nlohmann::json& c = cases[i];
@@ -123,12 +284,12 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
     std::optional<fs::path> adapter;
     if (!c.at("adapter").is_null()) adapter = root / c.at("adapter").get<std::string>();
     const auto prompt = c.at("prompt").get<std::vector<std::int32_t>>();
-    const auto want_ids = c.at("tokens").get<std::vector<std::int32_t>>();
-    const auto gaps = c.at("gaps").get<std::vector<double>>();
-    const int steps = static_cast<int>(want_ids.size());
-    const std::string label = c.at("model").get<std::string>() + " + " +
-                              (adapter ? c.at("adapter").get<std::string>() : "no adapter") +
-                              ", prompt of " + std::to_string(prompt.size());
+    const int steps = static_cast<int>(c.at("tokens").size());
+    std::string label = c.at("model").get<std::string>() + " + " +
+                        (adapter ? c.at("adapter").get<std::string>() : "no adapter") +
+                        ", prompt of " + std::to_string(prompt.size());
+    if (c.contains("alora"))
+      label += ", aLoRA prompt '" + c.at("alora").at("prompt").get<std::string>() + "'";
     CAPTURE(label);
     const ModelConfig cfg = load_runtime_config(model_dir);
     const Run got = dispatch_model<FixtureShapes>(
@@ -138,31 +299,77 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
         },
         "test_grid_hf (head_dim 64 Qwen2/Llama, 128 Qwen3)");
     const std::size_t vocab = static_cast<std::size_t>(cfg.vocab_size);
-    const std::size_t shape[] = {static_cast<std::size_t>(steps), vocab};
-    const auto want = logits.read<f32>("case." + std::to_string(i), shape);
-    REQUIRE(got.ids.size() == want_ids.size());
-    REQUIRE(got.rows.size() == want_ids.size());
-    Worst& w = worst[c.at("model").get<std::string>()];
-    for (int s = 0; s < steps; ++s) {
-      // The step's logits first: they decide the token, and a wrong one is the finding.
-      for (std::size_t v = 0; v < vocab; ++v) {
-        const double ref = want[static_cast<std::size_t>(s) * vocab + v];
-        const double diff = std::abs(static_cast<double>(got.rows[s][v]) - ref);
-        if (diff > w.diff) w = {diff, label + ", step " + std::to_string(s)};
-        if (diff > kLogitRtol * std::max(1.0, std::abs(ref))) {
-          FAIL_CHECK("step ", s, " id ", v, ": grid ", got.rows[s][v], " reference ", ref);
+    compared_steps +=
+        compare_case(c, logits, i, vocab, got, label, worst[c.at("model").get<std::string>()]);
+    if (c.contains("alora")) alora[c.at("model").get<std::string>()].push_back(i);
+  }
+  // The aLoRA cases of each model as one batch, on the host grid and on the host backend.
+  int alora_cases = 0;
+  for (auto& [model, listed] : alora) {
+    // Rows without the invocation between rows with it: a run of one adapter's rows must stop
+    // at a row it does not apply to.
+    std::vector<std::size_t> adapted, absent, indices;
+    for (const std::size_t i : listed)
+      (cases[i].at("alora").at("prompt").get<std::string>().starts_with("absent") ? absent
+                                                                                  : adapted)
+          .push_back(i);
+    for (std::size_t k = 0; k < std::max(adapted.size(), absent.size()); ++k) {
+      if (k < adapted.size()) indices.push_back(adapted[k]);
+      if (k < absent.size()) indices.push_back(absent[k]);
+    }
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (const std::size_t i : indices)
+      prompts.push_back(cases[i].at("prompt").get<std::vector<std::int32_t>>());
+    const nlohmann::json& first = cases[indices[0]];
+    const fs::path model_dir = root / model,
+                   adapter = root / first.at("adapter").get<std::string>();
+    const int steps = static_cast<int>(first.at("tokens").size());
+    const std::size_t vocab = static_cast<std::size_t>(load_runtime_config(model_dir).vocab_size);
+    const auto grid = run_batched<host_grid>(model_dir, adapter, prompts, steps);
+    const auto on_host = run_batched<host>(model_dir, adapter, prompts, steps);
+    const auto scheduled = run_scheduled<host>(model_dir, adapter, prompts, steps);
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      const nlohmann::json& c = cases[indices[k]];
+      const std::string label = model + " + " + c.at("adapter").get<std::string>() +
+                                ", batched, aLoRA prompt '" +
+                                c.at("alora").at("prompt").get<std::string>() + "'";
+      compare_case(c, logits, indices[k], vocab, grid[k], "host grid, " + label,
+                   worst[model + " (batched, host grid)"]);
+      compare_case(c, logits, indices[k], vocab, on_host[k], "host, " + label,
+                   worst[model + " (batched, host)"]);
+      // As a stage: the first 4 ids pre-warmed (no case's invocation starts before index 6).
+      const auto prompt = c.at("prompt").get<std::vector<std::int32_t>>();
+      const auto want_ids = c.at("tokens").get<std::vector<std::int32_t>>();
+      const auto gaps = c.at("gaps").get<std::vector<double>>();
+      const std::string kind = c.at("alora").at("prompt").get<std::string>();
+      for (const auto& [where, got] :
+           {std::pair{std::string("host grid (device loop), a stage"),
+                      run_stage<host_grid>(model_dir, adapter, prompt, 4, steps)},
+            std::pair{std::string("host, a stage"),
+                      run_stage<host>(model_dir, adapter, prompt, 4, steps)},
+            std::pair{std::string("host, the batch scheduler"), scheduled[k]}}) {
+        REQUIRE(got.size() == want_ids.size());
+        for (int s = 0; s < steps && gaps[s] >= kNearTie; ++s) {
+          if (got[s] == want_ids[s]) continue;
+          FAIL_CHECK(where, ", ", model, ", aLoRA prompt '", kind, "': ids differ at step ", s,
+                     ": ", got[s], ", reference ", want_ids[s]);
           break;
         }
       }
-      ++compared_steps;
-      if (gaps[s] < kNearTie) break;  // either token is right here; later steps may part
-      if (got.ids[s] != want_ids[s]) {
-        FAIL_CHECK("greedy ids differ at step ", s, ": grid ", got.ids[s], ", reference ",
-                   want_ids[s], " (reference top-2 gap ", gaps[s], ")");
-        break;
+      // A prefix through the first of two invocations cannot serve the second's request.
+      if (kind == "twice") {
+        const auto inv = c.at("alora").at("invocation").get<std::vector<std::int32_t>>();
+        const auto at = std::search(prompt.begin(), prompt.end(), inv.begin(), inv.end());
+        REQUIRE(at != prompt.end());
+        const int split = static_cast<int>(at - prompt.begin()) + 2;
+        CHECK_THROWS_WITH_AS(run_stage<host>(model_dir, adapter, prompt, split, steps),
+                             doctest::Contains("the shared prefix cannot serve this request"),
+                             usage_error);
       }
+      ++alora_cases;
     }
   }
+  CHECK(alora_cases >= 10);  // 5 prompts x (Qwen2, Llama): the fixture has them
   for (const auto& [model, w] : worst)
     std::cout << model << ": worst |logit - reference| " << w.diff << " (" << w.where << ")\n";
   std::cout << cases.size() << " cases, " << compared_steps << " steps compared\n";

@@ -39,14 +39,18 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <ostream>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
+#include "baton/model/forward_batch.hpp"
 #include "baton/model/host_forward.hpp"
 #include "reference/naive_model.hpp"
 #include "support/host_model.hpp"
@@ -378,6 +382,61 @@ TEST_CASE("adapters that do not fit say what mismatched") {
     }
   }
   check_clean_load_still_works();
+}
+
+TEST_CASE("an activated LoRA: bad invocations name the field; a forward must be told its start") {
+  const Fixture& f = fixture();
+  const auto model = load_model<host, f32>(f.model_dir);
+  const int vocab = model.config().vocab_size;
+  // The fixture's adapter, made activated by its config.
+  const auto activated = [&](const std::string& name, const nlohmann::json& invocation) {
+    const fs::path dir = f.root / name;
+    fs::remove_all(dir);
+    write_tiny_adapter(f.ta, dir);
+    std::ifstream in(dir / "adapter_config.json");
+    nlohmann::json cfg = nlohmann::json::parse(in);
+    in.close();
+    cfg["alora_invocation_tokens"] = invocation;
+    std::ofstream(dir / "adapter_config.json") << cfg.dump();
+    return dir;
+  };
+  SUBCASE("an invocation id outside the vocabulary") {
+    const fs::path dir = activated("alora_bad", {3, vocab});
+    const std::string msg = message_of<config_error>([&] { Slice::load(dir, model.config()); });
+    check_mentions(msg, {(dir / "adapter_config.json").string(), "'alora_invocation_tokens'",
+                         "token id " + std::to_string(vocab), "vocabulary"});
+  }
+  SUBCASE("forward, forward_batch and the decoder refuse to guess the start") {
+    const Slice slice = Slice::load(activated("alora_ok", {3, 4}), model.config());
+    REQUIRE(slice.activated());
+    Cache cache(model.config(), {.prefix_capacity = 4, .tail_capacity = 8, .slots = 1});
+    Workspace<host> ws;
+    cache.reset_prefix();
+    const auto prompt = ids({1, 3, 4, 2});
+    check_mentions(message_of<usage_error>([&] {
+                     forward(model, ws, slice, cache, KvTarget::prefix(), 0, prompt, Logits::last);
+                   }),
+                   {"'" + slice.name() + "'", "activated LoRA", "activation start"});
+    using Row = BatchRow<Slice, Cache>;
+    const Row row{&slice, &cache, KvTarget::prefix(), 0, prompt, true};
+    check_mentions(message_of<usage_error>([&] { check_batch_row(model, row); }),
+                   {"forward_batch", "activated LoRA"});
+    CHECK(cache.position(KvTarget::prefix()) == 0);  // nothing was written
+    forward(model, ws, slice, cache, KvTarget::prefix(), 0, prompt, Logits::none,
+            slice.activation_start({}, prompt));
+    cache.freeze_prefix();
+    cache.rewind(0);
+    const DecodeOptions opt{.max_new = 2};
+    Decoder<BaseModel<host, f32>, Slice, Cache> d(model, slice, cache, ws, KvTarget::in_slot(0),
+                                                  opt);
+    // The 4 prefix tokens may hold the invocation: the decoder needs them.
+    check_mentions(message_of<usage_error>([&] {
+                     d.prefill(ids({5, 6}), 4);
+                   }),
+                   {"activated LoRA", "needs the 4 tokens before the prompt", "0 were given"});
+    d.prefill(ids({5, 6}), 4, prompt);
+    CHECK(d.adapter_from() == 1);  // the invocation {3, 4} in the prefix
+  }
 }
 
 // =========================================================================================

@@ -12,11 +12,13 @@
 #include "support/expect_error.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "baton/io/peft_config.hpp"
 #include "support/safetensors_writer.hpp"
@@ -304,8 +306,6 @@ TEST_CASE("unsupported options are rejected by name") {
   EXPECT_ERROR(config_error, parse(with("trainable_token_indices", {1, 2})),
                "'trainable_token_indices'");
   EXPECT_ERROR(config_error, parse(with("exclude_modules", {"q_proj"})), "'exclude_modules'");
-  EXPECT_ERROR(config_error, parse(with("alora_invocation_tokens", {5, 6})),
-               "'alora_invocation_tokens'");
   EXPECT_ERROR(config_error, parse(with("bias", "all")), "'bias' = \"all\"");
   EXPECT_ERROR(config_error, parse(with("bias", "lora_only")), "'bias' = \"lora_only\"");
   EXPECT_ERROR(config_error, parse(with("init_lora_weights", "pissa_niter_4")),
@@ -318,6 +318,33 @@ TEST_CASE("unsupported options are rejected by name") {
   CHECK(parse(with("exclude_modules", json::array())).r == 16);
   CHECK(parse(with("init_lora_weights", "gaussian")).r == 16);
   CHECK(parse(with("init_lora_weights", false)).r == 16);
+}
+
+TEST_CASE("alora_invocation_tokens: an activated LoRA's invocation, or a plain LoRA") {
+  const auto with = [](json value) {
+    json j = typical();
+    j["alora_invocation_tokens"] = std::move(value);
+    return j;
+  };
+  CHECK(parse(typical()).alora_invocation_tokens.empty());
+  CHECK(parse(with(nullptr)).alora_invocation_tokens.empty());  // PEFT writes null for LoRA
+  CHECK(parse(with({151644, 77091, 0})).alora_invocation_tokens ==
+        std::vector<std::int32_t>{151644, 77091, 0});
+  CHECK(parse(with({7})).alora_invocation_tokens == std::vector<std::int32_t>{7});
+  EXPECT_ERROR(config_error, parse(with(json::array())), kSrc,
+               "field 'alora_invocation_tokens' = []", "is empty");
+  EXPECT_ERROR(config_error, parse(with({5, -1})), kSrc, "'alora_invocation_tokens' = [5,-1]",
+               "non-negative token ids");
+  EXPECT_ERROR(config_error, parse(with({5, 2.5})), "'alora_invocation_tokens'",
+               "non-negative token ids");
+  EXPECT_ERROR(config_error, parse(with({"<|assistant|>"})), "'alora_invocation_tokens'",
+               "non-negative token ids");
+  EXPECT_ERROR(config_error, parse(with(std::uint64_t{1} << 40)), "'alora_invocation_tokens'",
+               "not a list of token ids");
+  EXPECT_ERROR(config_error, parse(with({std::uint64_t{1} << 31})), "'alora_invocation_tokens'",
+               "non-negative token ids");
+  EXPECT_ERROR(config_error, parse(with("12 13")), "'alora_invocation_tokens' = \"12 13\"",
+               "not a list");
 }
 
 TEST_CASE("targets outside the seven projections are rejected by name") {

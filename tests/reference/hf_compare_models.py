@@ -107,6 +107,8 @@ def compare_generate(baton, folder, only, rtol, near_tie, worst):
     for c in ref["cases"]:
         adapter = c["adapter"]
         label = f"{c['model']}{' + ' + os.path.basename(adapter) if adapter else ''}, prompt of {len(c['prompt'])}"
+        if "alora" in c:  # peft's generate() on an activated LoRA (hf_models.py)
+            label += f", aLoRA prompt '{c['alora']['prompt']}'"
         if only and only not in label:
             continue
         cases += 1

@@ -22,6 +22,17 @@ so B != 0; lora_alpha != r, so the scale matters) and saves them under adapters/
   lora-attn-r1, lora-attn-r64      LoRA on q,k,v,o; rank 1 and 64
   rslora-all-r1, rslora-all-r64    rsLoRA (alpha / sqrt(r)) on q,k,v,o,gate,up,down
 
+Activated LoRA (aLoRA, peft's `alora_invocation_tokens`): per Qwen2 and Llama family one more
+adapter, alora-all-r8 (all seven projections, rank 8, scale 2), whose invocation is two ids the
+base model itself generates after the 7-id prompt (its first pair of distinct ids from step 3
+on that the prompt lacks). It runs in float32 on five prompts, through peft's generate() (which
+finds the invocation's last occurrence in the prompt once and keeps that start for every
+generated token, the rule baton implements): the 7-id prompt (absent, then generated: peft
+adapts nothing, the base model's own ids), the 40-id prompt (absent), random ids with the
+invocation once inside, twice (a lone first id just before the second: a partial match), and at
+the very end. The set-up fails unless the absent prompts give the base model's ids and the
+others do not.
+
 The vocabulary is the bundled model's tokenizer.json (byte-level BPE, ChatML ids), copied into
 every model folder, so relays (which take text) run on these models too; vocab_size is read
 from it.
@@ -39,7 +50,8 @@ tie; no stop at EOS) for STEPS steps and writes
 
 Cases: every family x {no adapter, each adapter} in float32, and in bf16 and f16 with no adapter
 and two adapters each, every one on three prompts (lengths 1, 7 and 40; seeded random ids, the
-7-id one holding the vocabulary's first and last ids).
+7-id one holding the vocabulary's first and last ids); then the aLoRA cases above (their
+"alora" field names the prompt's kind).
 
 initializer_range is 0.15. transformers' default, 0.02, gives logits within ~0.1 of each other:
 greedy then sits on near-ties, repeats one id, and the near-tie rule stops the comparison after
@@ -85,6 +97,9 @@ ADAPTERS = {
     "rslora-all-r1": (1, 2, True, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")),
     "rslora-all-r64": (64, 16, True, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")),
 }
+# The activated LoRA (aLoRA) adapter of the Qwen2 and Llama families: rank, alpha, targets.
+ALORA = ("alora-all-r8", 8, 16, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"))
+ALORA_FAMILIES = ("qwen2-d64", "llama-d64")
 # The adapters run on the rounded storages (besides no adapter); float32 runs all of them.
 ROUNDED_ADAPTERS = {"bf16": ("lora-attn-r1", "rslora-all-r64"), "f16": ("lora-attn-r64", "rslora-all-r1")}
 
@@ -174,6 +189,72 @@ def save_adapter(torch, model, folder, name, seed):
     peft_model.save_pretrained(folder, safe_serialization=True, save_embedding_layers=False)
 
 
+def invocation_from(base_tokens, prompt):
+    """Two distinct ids the base model generates (from step 3 on) that the prompt lacks as a pair."""
+    for i in range(3, len(base_tokens) - 1):
+        pair = base_tokens[i : i + 2]
+        if pair[0] != pair[1] and not any(prompt[j : j + 2] == pair for j in range(len(prompt) - 1)):
+            return pair
+    raise SystemExit(f"FAILED: the base model's greedy ids {base_tokens} hold no usable invocation pair")
+
+
+def save_alora(torch, model, folder, invocation, seed):
+    from peft import LoraConfig, get_peft_model
+
+    name, r, alpha, targets = ALORA
+    torch.manual_seed(seed)
+    cfg = LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        target_modules=list(targets),
+        lora_dropout=0.0,
+        bias="none",
+        init_lora_weights=False,
+        task_type="CAUSAL_LM",
+        alora_invocation_tokens=list(invocation),
+    )
+    peft_model = get_peft_model(copy.deepcopy(model), cfg)
+    peft_model.save_pretrained(folder, safe_serialization=True, save_embedding_layers=False)
+
+
+def alora_prompts(vocab, short, long, invocation):
+    """(kind, ids): the aLoRA cases' prompts. `short` is the prompt whose base continuation
+    spells the invocation; the others are seeded random ids around it."""
+    rng = random.Random(SEED + 1)
+    ids = lambda n: [rng.randrange(vocab) for _ in range(n)]  # noqa: E731
+    inv = list(invocation)
+    return [
+        ("absent, then generated", short),
+        ("absent", long),
+        ("once", ids(12) + inv + ids(5)),
+        ("twice", ids(6) + inv + ids(8) + inv[:1] + inv + ids(3)),
+        ("at the end", ids(10) + inv),
+    ]
+
+
+def generate(torch, model, ids, steps):
+    """peft's generate(): greedy (argmax, lowest id on a tie), the KV cache, no stop at EOS, and
+    the aLoRA start found once in the prompt. Returns tokens, [steps, vocab] logits, gaps."""
+    model.generation_config.eos_token_id = None
+    with torch.no_grad():
+        out = model.generate(
+            input_ids=torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=steps,
+            min_new_tokens=0,
+            do_sample=False,
+            output_logits=True,
+            return_dict_in_generate=True,
+            pad_token_id=0,
+        )
+    tokens = out.sequences[0, len(ids) :].tolist()
+    rows = torch.stack([row[0].float() for row in out.logits])
+    gaps = [float(v[0] - v[1]) for v in (torch.topk(row, 2).values for row in rows)]
+    if len(tokens) != steps:
+        raise SystemExit(f"FAILED: generate() gave {len(tokens)} tokens, not {steps}")
+    return tokens, rows, gaps
+
+
 def prompts(vocab):
     rng = random.Random(SEED)
     short = [0, vocab - 1] + [rng.randrange(vocab) for _ in range(4)] + [vocab - 1]  # 7 ids
@@ -229,6 +310,43 @@ def stamp_of(tokenizer):
     return h.hexdigest()
 
 
+def add_alora_cases(torch, out, name, fi, vocab, ps, cases, tensors):
+    """The aLoRA adapter of family `name` and its cases (see the module comment), appended."""
+    base = load_reference(torch, os.path.join(out, name), None)
+    short, long = ps[1], ps[2]
+    base_short, _, _ = greedy(torch, base, short, STEPS)
+    invocation = invocation_from(base_short, short)
+    adapter = f"adapters/{name}/{ALORA[0]}"
+    save_alora(torch, load_reference(torch, os.path.join(out, name), None), os.path.join(out, adapter),
+               invocation, SEED + 100 * fi + 50)
+    ref = load_reference(torch, os.path.join(out, name), os.path.join(out, adapter))
+    for kind, ids in alora_prompts(vocab, short, long, invocation):
+        tokens, rows, gaps = generate(torch, ref, ids, STEPS)
+        base_tokens, _, _ = greedy(torch, base, ids, STEPS)
+        # The cases mean something only if the adapter visibly changes the ids where it applies.
+        if (tokens == base_tokens) != kind.startswith("absent"):
+            raise SystemExit(
+                f"FAILED: {name} + {ALORA[0]}, invocation {invocation}, prompt '{kind}': peft's ids "
+                f"{'equal' if tokens == base_tokens else 'differ from'} the base model's"
+            )
+        i = len(cases)
+        cases.append(
+            {
+                "index": i,
+                "logits": f"case.{i}",
+                "family": name,
+                "model": name,
+                "adapter": adapter,
+                "storage": "f32",
+                "prompt": ids,
+                "tokens": tokens,
+                "gaps": gaps,
+                "alora": {"invocation": list(invocation), "prompt": kind},
+            }
+        )
+        tensors[f"case.{i}"] = rows.contiguous()
+
+
 def make(out, tokenizer):
     import peft
     import safetensors.torch
@@ -282,6 +400,8 @@ def make(out, tokenizer):
                     )
                     tensors[f"case.{i}"] = rows.contiguous()
                 del ref
+        if name in ALORA_FAMILIES:
+            add_alora_cases(torch, out, name, fi, vocab, ps, cases, tensors)
     safetensors.torch.save_file(tensors, os.path.join(out, "reference.safetensors"))
     with open(os.path.join(out, "reference.json"), "w") as f:
         json.dump(

@@ -14,6 +14,9 @@
 /// can hang the loader; look-around, back-references and inline flags are rejected by name.
 /// `\d \w \s` are ASCII classes (module paths are ASCII).
 ///
+/// `alora_invocation_tokens` (activated LoRA, lora/activation.hpp) is read: a non-empty list of
+/// token ids; null or absent is a plain LoRA.
+///
 /// Options that change what the adapter computes and that baton does not implement (DoRA,
 /// modules_to_save, fan_in_fan_out, biases, layer replication, ...) are rejected by name.
 #pragma once
@@ -23,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,6 +66,10 @@ struct AdapterConfig {
   std::string target_regex;                 ///< the regex (regex kind)
   std::vector<int> layers_to_transform;     ///< empty: every layer (list kind only, as in PEFT)
   std::string base_model_name_or_path;      ///< as written ("" if absent)
+  /// Activated LoRA (aLoRA): the invocation sequence from whose last occurrence on the adapter
+  /// applies (lora/activation.hpp); empty: a plain LoRA, applied to every token. The ids are
+  /// checked against the model's vocabulary when a slice is loaded.
+  std::vector<std::int32_t> alora_invocation_tokens;
   /// The order pattern keys are tried in: file order (load_adapter_config, or parsing an
   /// ordered_json), else the keys' sorted order. The first matching key wins, as in PEFT.
   std::vector<std::string> rank_pattern_order, alpha_pattern_order;
@@ -194,7 +202,6 @@ inline constexpr UnsupportedOption kUnsupportedAdapterOptions[] = {
     {"trainable_token_indices", "it trains embedding rows"},
     {"exclude_modules", "baton does not implement module exclusion"},
     {"target_parameters", "it adapts raw parameters rather than projections"},
-    {"alora_invocation_tokens", "activated LoRA applies only after its invocation tokens"},
     {"arrow_config", "Arrow routes between several LoRA experts"},
 };
 
@@ -303,6 +310,21 @@ AdapterConfig parse_adapter_config_impl(const Json& j, std::string_view source) 
     }
   } else {
     f.fail("target_modules", tm, "is neither a list of module names nor a regex string");
+  }
+
+  if (const Json* inv = f.get("alora_invocation_tokens")) {
+    if (!inv->is_array()) f.fail("alora_invocation_tokens", *inv, "is not a list of token ids");
+    // PEFT treats an empty list as "never activated"; that adapter would do nothing at all,
+    // so an empty list is a mistake worth naming.
+    if (inv->empty())
+      f.fail("alora_invocation_tokens", *inv, "is empty: an activated LoRA needs its invocation");
+    for (const auto& x : *inv) {
+      const auto id = non_negative_integer(x);
+      if (!id || *id > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+        f.fail("alora_invocation_tokens", *inv, "must hold non-negative token ids");
+      }
+      c.alora_invocation_tokens.push_back(static_cast<std::int32_t>(*id));
+    }
   }
 
   if (const Json* lt = f.get("layers_to_transform")) {

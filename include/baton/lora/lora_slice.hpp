@@ -6,6 +6,10 @@
 /// The update of a targeted projection W is  y = W x + s · B (A x)  with A [r, in], B [out, r]
 /// and s = alpha / r (or alpha / sqrt(r) with rsLoRA). A and B are kept in f32: they are small,
 /// and the rank-r intermediate stays exact enough for the f32 golden tolerances.
+///
+/// An activated LoRA (adapter_config.json's `alora_invocation_tokens`) applies that update only
+/// from its invocation on (lora/activation.hpp); the slice keeps the invocation, and the forward
+/// is told the activation start.
 #pragma once
 
 #include <array>
@@ -22,6 +26,7 @@
 #include "baton/core/model_config.hpp"
 #include "baton/io/peft_config.hpp"
 #include "baton/io/safetensors.hpp"
+#include "baton/lora/activation.hpp"
 #include "baton/lora/lora_dims.hpp"
 
 namespace baton {
@@ -90,6 +95,12 @@ class LoraSlice {
     LoraSlice s = none(cfg);
     s.name_ = dir.string();
     s.base_model_ = ac.base_model_name_or_path;
+    for (const std::int32_t id : ac.alora_invocation_tokens) {
+      BATON_CHECK(id < cfg.vocab_size, config_error, ac.source,
+                  ": field 'alora_invocation_tokens' holds token id ", id,
+                  ", outside the model's vocabulary [0, ", cfg.vocab_size, ")");
+    }
+    s.invocation_ = ac.alora_invocation_tokens;
     std::size_t used = 0;
     for (int layer = 0; layer < cfg.num_layers; ++layer) {
       for (int ti = 0; ti < kLoraTargetCount; ++ti) {
@@ -147,6 +158,17 @@ class LoraSlice {
     return true;
   }
   int num_layers() const { return static_cast<int>(modules_.size()); }
+  /// Whether this is an activated LoRA: its update applies only from its invocation on.
+  bool activated() const { return !invocation_.empty(); }
+  /// The invocation tokens of an activated LoRA (empty for a plain one).
+  std::span<const std::int32_t> invocation() const { return invocation_; }
+  /// The activation start for the stream `context` (from position `base`) then `tokens`: 0 for
+  /// a plain LoRA; for an activated one the last occurrence of its invocation, kAdapterNever
+  /// without one (alora_start).
+  int activation_start(std::span<const std::int32_t> context, std::span<const std::int32_t> tokens,
+                       int base = 0) const {
+    return activated() ? alora_start(context, tokens, invocation_, base) : 0;
+  }
   const std::string& name() const { return name_; }
   /// The adapter's `base_model_name_or_path` as written ("" if absent or no adapter): the
   /// model it says it was trained on (see lora/base_model_check.hpp).
@@ -157,6 +179,7 @@ class LoraSlice {
   std::vector<std::array<std::optional<Module>, kLoraTargetCount>> modules_;
   std::string name_;
   std::string base_model_;
+  std::vector<std::int32_t> invocation_;  ///< aLoRA invocation; empty: plain LoRA
 };
 
 }  // namespace baton

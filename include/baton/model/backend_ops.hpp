@@ -18,7 +18,8 @@ namespace baton {
 
 /// Specialize for a backend B with:
 ///   - `template <class Model, class Slice, class Cache> class forward_ops`, constructed as
-///     `forward_ops(model, ws, slice, cache, target, first_pos, tokens, logit_rows)`, providing
+///     `forward_ops(model, ws, slice, cache, target, first_pos, tokens, logit_rows,
+///     adapter_from)` (the slice's activation start, lora/activation.hpp), providing
 ///     `embed()`, the schedule's operations (ForwardOpsArchetype in model/family/family.hpp)
 ///     and `head()` returning the logits as `logits_view`;
 ///   - `using logits_view`: where a forward's logits live (a span of backend memory);

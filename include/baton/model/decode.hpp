@@ -133,25 +133,58 @@ class Decoder {
       : Decoder(model, slice, cache, ws, target, opt, &chain, &branch, stage) {}
 
   /// Appends the prompt at `start_pos`; its last row of logits is the first step's.
-  void prefill(std::span<const std::int32_t> prompt, int start_pos) {
-    logits_ =
-        baton::forward(*model_, *ws_, *slice_, *cache_, target_, start_pos, prompt, Logits::last);
+  ///
+  /// `context`: the tokens already at positions [0, start_pos) of the target (a stage's
+  /// prefix). An activated slice (aLoRA) needs them whenever start_pos > 0: its activation
+  /// start is the last occurrence of its invocation in context + prompt, found here once and
+  /// kept for every generated token, as PEFT's generate() does (lora/activation.hpp).
+  void prefill(std::span<const std::int32_t> prompt, int start_pos,
+               std::span<const std::int32_t> context = {}) {
+    adapter_from_ = activation_start(context, prompt, start_pos);
+    logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, start_pos, prompt,
+                             Logits::last, adapter_from_);
     after_prompt(start_pos, static_cast<int>(prompt.size()), prompt.empty() ? -1 : prompt.back());
   }
 
   /// The caller ran the prompt's forward itself (the batch scheduler, possibly in chunks
   /// across several batched steps): `tokens` ids ending in `last` were appended at
-  /// `start_pos`, and `row` is the last one's logits, the first step's.
-  void prefilled(int start_pos, int tokens, std::int32_t last, logits_view row) {
+  /// `start_pos`, and `row` is the last one's logits, the first step's. `adapter_from`: the
+  /// activation start the prompt's forward used (activation_start()), which the generated
+  /// tokens' forwards keep.
+  void prefilled(int start_pos, int tokens, std::int32_t last, logits_view row,
+                 int adapter_from = kAdapterFromSlice) {
     logits_ = row;
+    adapter_from_ = adapter_from;
     after_prompt(start_pos, tokens, last);
   }
+
+  /// The activation start of this decoder's slice for a prompt `prompt` at `start_pos` after
+  /// `context` (the tokens at [0, start_pos)): kAdapterFromSlice for a plain slice; for an
+  /// activated one, where its invocation last occurs (LoraSlice::activation_start), which
+  /// needs the whole context (a usage_error naming the gap otherwise).
+  int activation_start(std::span<const std::int32_t> context, std::span<const std::int32_t> prompt,
+                       int start_pos) const {
+    if (!slice_->activated()) return kAdapterFromSlice;
+    BATON_CHECK(static_cast<long long>(context.size()) == start_pos, usage_error,
+                stage_.empty() ? "" : "stage '", stage_,
+                stage_.empty() ? "" : "': ", "the activated LoRA '", slice_->name(), "' needs the ",
+                start_pos, " tokens before the prompt (its invocation may lie among them), but ",
+                context.size(), " were given");
+    return slice_->activation_start(context, prompt, 0);
+  }
+  /// The activation start the forwards of this generation use (kAdapterFromSlice: a plain
+  /// slice's every token).
+  int adapter_from() const { return adapter_from_; }
 
   /// Like prefill(), for `tokens` ids that `fill(exec, ids, desc)` writes into the workspace's
   /// scratch on the device (forward_in_scratch; the relay's hand-off). The host does not
   /// know the prompt's last id: the plan's last_token stays -1 until a token is accepted.
   template <class Fill>
   void prefill_in_scratch(int tokens, int start_pos, Fill&& fill) requires(has_device_loop) {
+    // The ids never reach the host, so an activated slice's invocation cannot be looked for.
+    BATON_CHECK(!slice_->activated(), usage_error, "the activated LoRA '", slice_->name(),
+                "' needs its prompt on the host to find its invocation; prefill() it");
+    adapter_from_ = kAdapterFromSlice;
     logits_ = forward_in_scratch(*model_, *ws_, *slice_, *cache_, target_, start_pos, tokens,
                                  std::forward<Fill>(fill));
     after_prompt(start_pos, tokens, -1);
@@ -187,7 +220,7 @@ class Decoder {
     const std::span<const std::int32_t> fresh(result_.ids.data() + result_.ids.size() - n,
                                               static_cast<std::size_t>(n));
     logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, state_.position, fresh,
-                             Logits::last);
+                             Logits::last, adapter_from_);
     ++result_.forwards;
     state_.position += n;
     state_.pending = 0;
@@ -386,8 +419,9 @@ class Decoder {
                 "more than ",
                 kernels::kMaxDeviceStopIds, " stop ids)");
     forward();  // the logits are then the current step's
-    const DeviceLoopStart start{state_.position, state_.origin,  state_.steps,   state_.last_token,
-                                opt_->max_new,   opt_->stop_ids, position_skew_, device_gate_};
+    const DeviceLoopStart start{state_.position,   state_.origin, state_.steps,
+                                state_.last_token, opt_->max_new, opt_->stop_ids,
+                                position_skew_,    device_gate_,  adapter_from_};
     typename Chain::device_params none{};
     typename Chain::device_state* states = nullptr;
     if constexpr (Chain::has_device_members) states = raw_pointer(branch_->device().data());
@@ -553,6 +587,7 @@ class Decoder {
   bool device_transforms_ = false;
   bool host_transforms_ = false;
   int position_skew_ = 0;
+  int adapter_from_ = kAdapterFromSlice;  ///< the slice's activation start, fixed at prefill
   kernels::DeviceGate device_gate_{};
   logits_view logits_{};
   std::vector<float> host_row_;  // device backends, stepped loop: the fetched row

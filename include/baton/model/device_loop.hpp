@@ -44,6 +44,7 @@
 #include "baton/kernels/phased/gate.hpp"
 #include "baton/kernels/phased/store_value.hpp"
 #include "baton/kv/kv_buffer.hpp"
+#include "baton/lora/activation.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/grid_ops.hpp"
 #include "baton/model/workspace.hpp"
@@ -84,6 +85,10 @@ struct DeviceLoopStart {
   /// A built-in gate evaluated on the ids before the read (mode kGateNone: none). Needs
   /// steps == 0: the ids it reads are the loop's own.
   kernels::DeviceGate gate{};
+  /// The slice's activation start (lora/activation.hpp): at or before `position` (every token
+  /// the loop feeds back is adapted) or kAdapterNever (none is). A start inside the loop's
+  /// tokens would need the position of each, which its captured step does not know.
+  int adapter_from = kAdapterFromSlice;
 };
 
 /// What the host learns at the loop's one read.
@@ -129,6 +134,11 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
               kernels::kMaxDeviceStopIds);
   // Every token but the last is fed back: the loop appends at most remaining - 1.
   cache.check_write(target, start.position, remaining - 1);
+  detail::check_adapter_from(slice, start.adapter_from, "device loop");
+  BATON_CHECK(start.adapter_from <= start.position || start.adapter_from == kAdapterNever,
+              usage_error, "device loop: activation start ", start.adapter_from,
+              " lies after the loop's first position ", start.position,
+              " (it must be at or before it, or kAdapterNever)");
   BATON_CHECK(start.gate.mode == kernels::kGateNone || start.steps == 0, usage_error,
               "device loop: a device gate reads the loop's ids, so it needs the whole generation "
               "(",
@@ -173,6 +183,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   launch_decode_step<Chain>(exec, part, step);  // on the prefill's (or last forward's) row
   exec.replay(remaining - 1, [&] {
     Ops ops(model, ws, slice, cache, target, InputsOnDevice{});
+    ops.set_adapted_from(start.adapter_from == kAdapterNever ? 1 : 0);  // checked above
     ops.embed();
     for (int layer = 0; layer < c.num_layers; ++layer)
       Model::family::layer(ops, model.layer(layer), layer);

@@ -41,8 +41,8 @@ template <Backend B, class Model, class Slice, class Cache>
 inline constexpr bool has_batched_forward_v = BatchedForward<B, Model, Slice, Cache>;
 
 /// The checks forward_batch() makes on one row before anything is written (forward()'s: ids
-/// in the vocabulary, the adapter's layers, the cache's write contract). A batch scheduler
-/// calls it per row first, so that one request's bad row fails that request alone.
+/// in the vocabulary, the adapter's layers and activation start, the cache's write contract). A
+/// batch scheduler calls it per row first, so that one request's bad row fails that request alone.
 template <Backend B, WeightStorage S, ModelFamily F, class Slice, class Cache>
 void check_batch_row(const BaseModel<B, S, F>& model, const BatchRow<Slice, Cache>& row) {
   const ModelConfig& c = model.config();
@@ -59,6 +59,7 @@ void check_batch_row(const BaseModel<B, S, F>& model, const BatchRow<Slice, Cach
     BATON_CHECK(row.slice->num_layers() == c.num_layers, shape_error, "forward_batch: slice '",
                 row.slice->name(), "' has ", row.slice->num_layers(), " layers, the model ",
                 c.num_layers);
+    detail::check_adapter_from(*row.slice, row.adapter_from, "forward_batch");
   }
   row.cache->check_write(row.target, row.position, n);
 }

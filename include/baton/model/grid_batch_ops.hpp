@@ -10,7 +10,8 @@
 /// so the embedding, the norms, the SwiGLU and every base product run once over all of them:
 /// each weight is read once per step, whatever the number of rows. The LoRA update runs once
 /// per run of neighbouring rows with the same adapter (rows sorted by adapter read each adapter
-/// once; a row without one adds nothing). RoPE with the cache append and the attention run per
+/// once; a row without one adds nothing; an activated adapter updates only a row's tokens from
+/// its activation start on). RoPE with the cache append and the attention run per
 /// row, each on its own cache target with its own descriptor {position, tokens} (one per row in
 /// the scratch): a launch per row and layer, which a grouped attention kernel could fold into one.
 #pragma once
@@ -152,16 +153,13 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
     }
   }
 
-  /// Adds each run of same-adapter rows' update for (layer, target) to its rows of y.
+  /// Adds each run of same-adapter rows' update for (layer, target) to its adapted tokens' rows
+  /// of y (for_each_lora_run).
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
-    int first = 0;
-    for (std::size_t i = 0, j = 0; i < rows_.size(); i = j) {
-      int n = 0;  // the run's tokens: rows i..j-1
-      for (j = i; j < rows_.size() && rows_[j].slice == rows_[i].slice; ++j) n += tokens(rows_[j]);
-      const auto* m = rows_[i].slice ? rows_[i].slice->module(layer, t) : nullptr;
-      if (m) grid_lora(exec_, scratch(), *m, x + at(first, ldx), ldx, y + at(first, ldy), ldy, n);
-      first += n;
-    }
+    for_each_lora_run(rows_, [&](const Slice& slice, int first, int n) {
+      if (const auto* m = slice.module(layer, t))
+        grid_lora(exec_, scratch(), *m, x + at(first, ldx), ldx, y + at(first, ldy), ldy, n);
+    });
   }
 
   std::span<const row_type> rows_;  // (n_, the base's token count, sums their tokens)

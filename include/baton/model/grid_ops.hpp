@@ -38,6 +38,7 @@
 #include "baton/kernels/phased/rmsnorm_split.hpp"
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/kv/kv_view.hpp"
+#include "baton/lora/activation.hpp"
 #include "baton/model/grid_token_ops.hpp"
 #include "baton/model/workspace.hpp"
 
@@ -237,10 +238,11 @@ class GridForwardOps
   /// chunked prefill), each through every layer; every pass reads the K/V the earlier ones
   /// appended, so the result equals one pass over all n. `ids`: the host's ids, or empty when a
   /// kernel already wrote all n into the scratch (InputsInScratch). Logits: none, the last
-  /// token's row, or every token's row (`rows`: 0, 1 or n). The caller commits the n positions.
+  /// token's row, or every token's row (`rows`: 0, 1 or n). The slice's update applies from
+  /// position `adapter_from` on (lora/activation.hpp). The caller commits the n positions.
   static auto run_passes(const Model& model, Workspace<B>& ws, const Slice& slice, Cache& cache,
                          KvTarget target, int first_pos, int n, std::span<const std::int32_t> ids,
-                         int rows) {
+                         int rows, int adapter_from = kAdapterFromSlice) {
     const ModelConfig& c = model.config();
     const int chunk = pass_tokens(ws.extras.scratch());
     const int per_pass = std::min(chunk, n);
@@ -252,6 +254,7 @@ class GridForwardOps
       const bool last = off + m == n;
       const int pass_rows = rows == n ? m : (last ? rows : 0);
       const auto run = [&](GridForwardOps& ops) {
+        ops.set_adapted_from(adapted_from_token(first_pos + off, m, adapter_from));
         ops.embed();
         for (int layer = 0; layer < c.num_layers; ++layer)
           Model::family::layer(ops, model.layer(layer), layer);
@@ -274,6 +277,10 @@ class GridForwardOps
     if (rows == 0) return View{};
     return exec.logits(raw(ws.logits), static_cast<std::size_t>(rows) * c.vocab_size);
   }
+
+  /// The slice's update applies to this pass's tokens [k, n) (lora/activation.hpp's
+  /// adapted_from_token; 0 by default: all).
+  void set_adapted_from(int k) { adapted_from_ = k; }
 
   void embed() {
     using K = kernels::EmbedKernel<S>;
@@ -341,9 +348,13 @@ class GridForwardOps
     grid_norm_rows(exec_, s_, c_, x, y, rows, w);
   }
 
-  /// Adds the slice's update for (layer, target) to output columns [0, out) of y.
+  /// Adds the slice's update for (layer, target) to output columns [0, out) of y, on the
+  /// pass's adapted tokens [adapted_from_, n).
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
-    if (const auto* m = slice_.module(layer, t)) grid_lora(exec_, s_, *m, x, ldx, y, ldy, n_);
+    const auto* m = slice_.module(layer, t);
+    if (m == nullptr || adapted_from_ >= n_) return;
+    const std::size_t k = static_cast<std::size_t>(adapted_from_);
+    grid_lora(exec_, s_, *m, x + k * ldx, ldx, y + k * ldy, ldy, n_ - adapted_from_);
   }
 
   std::remove_reference_t<decltype(std::declval<Workspace<B>&>().extras.scratch())>& s_;
@@ -356,6 +367,7 @@ class GridForwardOps
   int splits_;
   int token_offset_ = 0;  ///< where this pass's ids start in the scratch
   int row_offset_ = 0;    ///< where this pass's logits rows start
+  int adapted_from_ = 0;  ///< the pass's first token the slice's update applies to
 };
 
 }  // namespace baton

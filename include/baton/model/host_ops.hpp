@@ -53,12 +53,14 @@ class HostForwardOps {
  public:
   using row_type = BatchRow<Slice, Cache>;
 
-  /// One row: `tokens` at `first_pos` of `target`, the last `logit_rows` tokens' logits.
+  /// One row: `tokens` at `first_pos` of `target`, the last `logit_rows` tokens' logits, the
+  /// slice's update from position `adapter_from` on (lora/activation.hpp).
   HostForwardOps(const Model& model, Workspace<host>& ws, const Slice& slice, Cache& cache,
                  KvTarget target, int first_pos, std::span<const std::int32_t> tokens,
-                 int logit_rows)
-      : HostForwardOps(model, ws, std::span<const row_type>(&single_, 1), logit_rows,
-                       row_type{&slice, &cache, target, first_pos, tokens, logit_rows > 0}) {}
+                 int logit_rows, int adapter_from = kAdapterFromSlice)
+      : HostForwardOps(
+            model, ws, std::span<const row_type>(&single_, 1), logit_rows,
+            row_type{&slice, &cache, target, first_pos, tokens, logit_rows > 0, adapter_from}) {}
 
   /// A batch: the last token's logits of every row with `logits` set, in row order.
   HostForwardOps(const Model& model, Workspace<host>& ws, std::span<const row_type> rows)
@@ -230,6 +232,7 @@ class HostForwardOps {
   HostForwardOps(const Model& model, Workspace<host>& ws, std::span<const row_type> rows,
                  int single_rows, row_type single)
       : model_(model), c_(model.config()), ws_(ws), single_(single), ctx_(ws.extras.context) {
+    all_rows_ = single_rows >= 0 ? std::span<const row_type>(&single_, 1) : rows;
     if (single_rows >= 0) {  // no allocation: a decode step allocates nothing
       n_ = static_cast<int>(single_.tokens.size());
       single_span_ = {&single_, 0, n_};
@@ -265,27 +268,23 @@ class HostForwardOps {
   /// The token whose hidden state gives logits row `r`.
   int logit_token(int r) const { return logit_rows_.empty() ? single_first_ + r : logit_rows_[r]; }
 
-  /// Adds each row's update for (layer, target) to output columns [0, out) of y: one product
-  /// per run of consecutive rows with the same adapter (no adapter: nothing).
+  /// Adds each row's update for (layer, target) to output columns [0, out) of y, on the row's
+  /// adapted tokens: one product per run of them with the same adapter (for_each_lora_run).
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
-    for (std::size_t i = 0; i < spans_.size();) {
-      const Slice* slice = spans_[i].row->slice;
-      const int t0 = spans_[i].t0;
-      int n = 0;
-      for (; i < spans_.size() && spans_[i].row->slice == slice; ++i) n += spans_[i].n;
-      if (slice == nullptr) continue;
-      if (const auto* m = slice->module(layer, t)) {
-        const std::size_t off = static_cast<std::size_t>(t0);
+    for_each_lora_run(all_rows_, [&](const Slice& slice, int first, int n) {
+      if (const auto* m = slice.module(layer, t)) {
+        const std::size_t off = static_cast<std::size_t>(first);
         host_ops::lora_update(x + off * ldx, n, m->in, ldx, m->a.data(), m->b.data(), m->rank,
                               m->out, m->scale, y + off * ldy, ldy, ws_.lora_scratch, ctx_);
       }
-    }
+    });
   }
 
   const Model& model_;
   const ModelConfig& c_;
   Workspace<host>& ws_;
   row_type single_;  ///< the one row of a single forward
+  std::span<const row_type> all_rows_;  ///< single_, or the batch's rows
   Span single_span_{};
   std::vector<Span> batch_spans_;
   std::span<const Span> spans_;  ///< single_span_ or batch_spans_

@@ -263,6 +263,7 @@ class RelayScheduler final : public BatchedRelay {
     int start = 0;      ///< the slot's first position (the prefix length)
     int prefilled = 0;  ///< input ids already through the model
     int chunk = 0;      ///< ids of this step's prefill row
+    int adapter_from = kAdapterFromSlice;  ///< the stage's activation start for this input
     bool needs_forward = false;
     std::size_t seen = 0;  ///< accepted ids already given to on_token
     clock::time_point stage_t0;
@@ -287,6 +288,7 @@ class RelayScheduler final : public BatchedRelay {
                       "': token id ", r->input[k], " at index ", k,
                       " is outside the vocabulary [0, ", vocab, ")");
         const int cap = r->options.capped_stage == i ? r->options.max_new : 0;
+        r->adapter_from = st.activation_start(r->input);
         r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap));
         free_[static_cast<std::size_t>(i)].pop_back();
         r->stage = i;
@@ -308,7 +310,7 @@ class RelayScheduler final : public BatchedRelay {
                std::vector<Request*>& in_batch) {
     StageT& st = *stages_[static_cast<std::size_t>(r->stage)];
     const Row row{&st.slice(), &st.cache_for_batch(), KvTarget::in_slot(r->slot), position, tokens,
-                  logits};
+                  logits,      r->adapter_from};
     if (!guard(r, [&] { check_batch_row(st.model(), row); })) return;
     rows_.push_back(row);
     in_batch.push_back(r);
@@ -337,7 +339,8 @@ class RelayScheduler final : public BatchedRelay {
       if (r->prefilled < static_cast<int>(r->input.size())) {
         r->prefilled += r->chunk;
         if (r->prefilled < static_cast<int>(r->input.size())) continue;  // more chunks to go
-        dec.prefilled(r->start, static_cast<int>(r->input.size()), r->input.back(), row);
+        dec.prefilled(r->start, static_cast<int>(r->input.size()), r->input.back(), row,
+                      r->adapter_from);
         // The first token comes from the prompt's logits: its step needs no forward.
         if (!guard(r, [&] { r->needs_forward = dec.done() ? false : dec.begin_step(); })) continue;
         if (dec.done()) {

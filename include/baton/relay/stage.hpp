@@ -11,6 +11,7 @@
 /// hands back the ids. run() is that loop; several sessions on different slots may interleave.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -143,8 +144,10 @@ class Stage final : public StageBase<typename Model::backend> {
         reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, limits_.max_new);
     cache_.reset_prefix();  // the only place positions go back to 0
     if (!prefix_.empty()) {
+      // An activated slice's prefix is adapted from its invocation in the prefix alone, if any.
       forward(*model_, workspaces_[0], slice_, cache_, KvTarget::prefix(), 0,
-              std::span<const std::int32_t>(prefix_), Logits::none);
+              std::span<const std::int32_t>(prefix_), Logits::none,
+              slice_.activation_start({}, prefix_));
     }
     cache_.freeze_prefix();
     warm_ = true;
@@ -169,10 +172,31 @@ class Stage final : public StageBase<typename Model::backend> {
   /// Starts a request on `slot`: rewinds the slot to the prefix and prefills `input`.
   session_type begin(std::span<const std::int32_t> input, int slot = 0) {
     check_request(static_cast<long long>(input.size()), slot);
+    (void)activation_start(input);  // its check, before the slot is touched
     cache_.rewind(slot);
     session_type s(*this, slot);
-    s.decoder_.prefill(input, cache_.prefix_length());
+    s.decoder_.prefill(input, cache_.prefix_length(), prefix_);
     return s;
+  }
+
+  /// The activation start of a request with `input` (lora/activation.hpp): kAdapterFromSlice
+  /// for a plain slice; for an activated one the last occurrence of its invocation in prefix +
+  /// input. The prefix's K/V were computed once, with the invocation's last occurrence in the
+  /// prefix alone: a request whose input moves which prefix tokens are adapted (its own
+  /// occurrence after one in the prefix, or one that starts in the prefix) would need them
+  /// recomputed, so it is a usage_error naming both starts.
+  int activation_start(std::span<const std::int32_t> input) const {
+    if (!slice_.activated()) return kAdapterFromSlice;
+    const int start = slice_.activation_start(prefix_, input);
+    const int in_prefix = slice_.activation_start(prefix_, {});
+    const int p = static_cast<int>(prefix_.size());
+    BATON_CHECK(std::min(start, p) == std::min(in_prefix, p), usage_error, "stage '", name_,
+                "': the activated LoRA's invocation last occurs at position ", start,
+                " of this request, but the pre-warmed prefix (", p,
+                " tokens) was adapted from position ",
+                in_prefix == kAdapterNever ? std::string("(never)") : std::to_string(in_prefix),
+                ": the shared prefix cannot serve this request");
+    return start;
   }
 
   /// Starts a request on `slot` whose input of `tokens` ids the caller prefills itself (the
@@ -212,7 +236,10 @@ class Stage final : public StageBase<typename Model::backend> {
   int max_new() const override { return limits_.max_new; }
   int max_input() const override { return cache_.shape().tail_capacity; }
   bool takes_device_handoff() const override {
-    return device_loop_takes<backend>(chain_.host_members_present(), limits_.stop_ids.size());
+    // An activated slice looks for its invocation in the input, which the hand-off keeps on
+    // the device: such a stage takes its input on the host.
+    return !slice_.activated() &&
+           device_loop_takes<backend>(chain_.host_members_present(), limits_.stop_ids.size());
   }
   DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
                               const kernels::DeviceGate& gate, int slot) override {
