@@ -286,7 +286,9 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
         e.message = "relay '" + model + "' has no tokenizer: send the prompt as token ids";
         throw e;
       }
-      ids = relay->tokenizer()->encode(*r.text);
+      // A copy per request: encode updates its object's cache and match buffers, so HTTP threads
+      // must not share one (the copy shares the tables; its cache starts empty).
+      ids = Tokenizer(*relay->tokenizer()).encode(*r.text);
     } else {
       ids = *r.ids;
     }
