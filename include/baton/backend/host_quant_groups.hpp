@@ -28,6 +28,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "baton/backend/host_quant.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/error.hpp"
 #include "baton/core/quant.hpp"
@@ -36,19 +37,9 @@ namespace baton::host_quant {
 
 namespace detail {
 
-/// Rows of one group block as integers: weight i of row `lane`.
-template <class Blk>
-int grouped_weight(const std::uint8_t* gb, int lane, int i) {
-  const Blk blk = ungroup_block<Blk>(gb, lane);
-  if constexpr (std::is_same_v<Blk, BlockQ8_0>) {
-    return blk.qs[i];
-  } else {
-    return (i < 16 ? (blk.qs[i] & 0x0f) : (blk.qs[i - 16] >> 4)) - 8;
-  }
-}
-
-/// The portable kernel: the grouped layout read through ungroup_block, each block's sum in
-/// integers, the scaled sums added in column order (as the SIMD kernels do).
+/// The portable kernel: each row's block gathered out of its group block (ungroup_block) and
+/// multiplied as the row kernels do (weight_int), its sum in integers, the scaled sums added in
+/// column order (as the SIMD kernels do).
 template <class Blk>
 void groups_portable(const std::uint8_t* w, const QuantizedActivations& x, int t0, int t1, int in,
                      int g0, int g1, float* y, int ldy, bool accumulate) {
@@ -61,10 +52,11 @@ void groups_portable(const std::uint8_t* w, const QuantizedActivations& x, int t
         for (int b = 0; b < blocks; ++b) {
           const std::uint8_t* gb = w + (static_cast<std::size_t>(g) * blocks + b) * gbb;
           const std::int8_t* xq = x.qs.data() + static_cast<std::size_t>(t) * in + b * kQuantBlock;
+          const Blk blk = ungroup_block<Blk>(gb, lane);
           int s = 0;
-          for (int i = 0; i < kQuantBlock; ++i) s += grouped_weight<Blk>(gb, lane, i) * xq[i];
+          for (int i = 0; i < kQuantBlock; ++i) s += weight_int(blk, i) * xq[i];
           const std::size_t xb = static_cast<std::size_t>(t) * blocks + b;
-          acc += static_cast<float>(s) * (widen(ungroup_block<Blk>(gb, lane).d) * x.d[xb]);
+          acc += static_cast<float>(s) * (widen(blk.d) * x.d[xb]);
         }
         float& out = y[static_cast<std::size_t>(t) * ldy + g * kGroupRows + lane];
         out = accumulate ? out + acc : acc;
