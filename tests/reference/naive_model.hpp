@@ -25,11 +25,24 @@ class NaiveModel {
       for (const auto& [name, v] : adapter->tensors)
         lora_[name] = std::vector<double>(v.begin(), v.end());
       lora_scale_ = adapter->scale;
+      invocation_ = adapter->spec.invocation;
     }
   }
 
+  /// An activated adapter's start in `prompt`: where the last whole occurrence of its
+  /// invocation begins (PEFT's rule, written here on its own), or the prompt's length + 1 (no
+  /// token adapted, generated ones neither) without one; 0 for a plain adapter.
+  int activation_start(const std::vector<int>& prompt) const {
+    if (invocation_.empty()) return 0;
+    const int n = static_cast<int>(prompt.size()), m = static_cast<int>(invocation_.size());
+    for (int s = n - m; s >= 0; --s)
+      if (std::equal(invocation_.begin(), invocation_.end(), prompt.begin() + s)) return s;
+    return 1 << 30;
+  }
+
   /// Logits for every position of `ids` (rows of vocab doubles).
-  std::vector<std::vector<double>> logits(const std::vector<int>& ids) const {
+  /// `adapt_from`: the first position the adapter applies at (activated adapters).
+  std::vector<std::vector<double>> logits(const std::vector<int>& ids, int adapt_from = 0) const {
     const ModelConfig& c = m_.cfg;
     const int n = static_cast<int>(ids.size()), H = c.hidden_size, D = c.head_dim;
     std::vector<std::vector<double>> x(n, std::vector<double>(H));
@@ -40,9 +53,10 @@ class NaiveModel {
       std::vector<std::vector<double>> q(n), k(n), v(n), out(n);
       for (int t = 0; t < n; ++t) {
         const auto h = rmsnorm(x[t], w(p + "input_layernorm.weight"));
-        q[t] = proj(l, "self_attn", "q_proj", h);
-        k[t] = proj(l, "self_attn", "k_proj", h);
-        v[t] = proj(l, "self_attn", "v_proj", h);
+        const bool on = t >= adapt_from;
+        q[t] = proj(l, "self_attn", "q_proj", h, on);
+        k[t] = proj(l, "self_attn", "k_proj", h, on);
+        v[t] = proj(l, "self_attn", "v_proj", h, on);
         // Qwen3: RMSNorm of each q and k head (weights [head_dim]) before the rotation.
         if (w_.count(p + "self_attn.q_norm.weight")) {
           for (int hd = 0; hd < c.num_heads; ++hd)
@@ -70,14 +84,15 @@ class NaiveModel {
           for (int u = 0; u <= t; ++u)
             for (int d = 0; d < D; ++d) o[hd * D + d] += s[u] / sum * v[u][kvh * D + d];
         }
-        const auto a = proj(l, "self_attn", "o_proj", o);
+        const bool on = t >= adapt_from;
+        const auto a = proj(l, "self_attn", "o_proj", o, on);
         for (int i = 0; i < H; ++i) x[t][i] += a[i];
         const auto h2 = rmsnorm(x[t], w(p + "post_attention_layernorm.weight"));
-        const auto g = proj(l, "mlp", "gate_proj", h2);
-        const auto u = proj(l, "mlp", "up_proj", h2);
+        const auto g = proj(l, "mlp", "gate_proj", h2, on);
+        const auto u = proj(l, "mlp", "up_proj", h2, on);
         std::vector<double> act(g.size());
         for (std::size_t i = 0; i < g.size(); ++i) act[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
-        const auto dn = proj(l, "mlp", "down_proj", act);
+        const auto dn = proj(l, "mlp", "down_proj", act, on);
         for (int i = 0; i < H; ++i) x[t][i] += dn[i];
       }
     }
@@ -87,12 +102,14 @@ class NaiveModel {
     return logits;
   }
 
-  /// Greedy decode recomputing everything at every step (lowest id wins an exact tie).
+  /// Greedy decode recomputing everything at every step (lowest id wins an exact tie). An
+  /// activated adapter's start is found once, in the prompt, and kept (as PEFT's generate()).
   std::vector<int> greedy(std::vector<int> seq, int max_new,
                           const std::vector<int>& stop = {}) const {
     std::vector<int> out;
+    const int from = activation_start(seq);
     for (int s = 0; s < max_new; ++s) {
-      const auto lg = logits(seq).back();
+      const auto lg = logits(seq, from).back();
       int best = 0;
       for (int i = 1; i < static_cast<int>(lg.size()); ++i)
         if (lg[i] > lg[best]) best = i;
@@ -142,13 +159,13 @@ class NaiveModel {
 
   /// W x (+ bias) (+ scale · B (A x)) for one projection.
   std::vector<double> proj(int layer, const std::string& parent, const std::string& name,
-                           const std::vector<double>& x) const {
+                           const std::vector<double>& x, bool adapted = true) const {
     const std::string p = "model.layers." + std::to_string(layer) + "." + parent + "." + name;
     auto y = matvec(w(p + ".weight"), x);
     if (auto b = w_.find(p + ".bias"); b != w_.end())
       for (std::size_t i = 0; i < y.size(); ++i) y[i] += b->second[i];
     const std::string lp = "base_model.model." + p;
-    if (auto a = lora_.find(lp + ".lora_A.weight"); a != lora_.end()) {
+    if (auto a = lora_.find(lp + ".lora_A.weight"); adapted && a != lora_.end()) {
       const auto ax = matvec(a->second, x);
       const auto bax = matvec(lora_.at(lp + ".lora_B.weight"), ax);
       for (std::size_t i = 0; i < y.size(); ++i) y[i] += lora_scale_ * bax[i];
@@ -189,6 +206,7 @@ class NaiveModel {
   std::map<std::string, std::vector<double>> w_;
   std::map<std::string, std::vector<double>> lora_;
   double lora_scale_ = 0;
+  std::vector<int> invocation_;
 };
 
 }  // namespace baton::test

@@ -183,6 +183,7 @@ struct TinyAdapterSpec {
   std::vector<std::string> targets = {"q_proj", "v_proj"};
   unsigned seed = 7;
   double strength = 0.5;  // std of scale·B·A·x entries, roughly
+  std::vector<int> invocation;  // an activated LoRA's alora_invocation_tokens (empty: plain)
 };
 
 struct TinyAdapter {
@@ -233,18 +234,20 @@ inline void write_tiny_adapter(const TinyAdapter& a, const std::filesystem::path
   TensorMap raw;
   for (const auto& [name, v] : a.tensors) raw[name] = f32_tensor(a.shapes.at(name), v);
   write_safetensors(dir / "adapter_model.safetensors", raw, {{"format", "pt"}});
-  write_json(dir / "adapter_config.json", {{"peft_type", "LORA"},
-                                           {"task_type", "CAUSAL_LM"},
-                                           {"r", a.spec.r},
-                                           {"lora_alpha", a.spec.alpha},
-                                           {"use_rslora", a.spec.rslora},
-                                           {"target_modules", a.spec.targets},
-                                           {"bias", "none"},
-                                           {"fan_in_fan_out", false},
-                                           {"lora_dropout", 0.0},
-                                           {"modules_to_save", nullptr},
-                                           {"use_dora", false},
-                                           {"base_model_name_or_path", "tiny"}});
+  nlohmann::json config = {{"peft_type", "LORA"},
+                           {"task_type", "CAUSAL_LM"},
+                           {"r", a.spec.r},
+                           {"lora_alpha", a.spec.alpha},
+                           {"use_rslora", a.spec.rslora},
+                           {"target_modules", a.spec.targets},
+                           {"bias", "none"},
+                           {"fan_in_fan_out", false},
+                           {"lora_dropout", 0.0},
+                           {"modules_to_save", nullptr},
+                           {"use_dora", false},
+                           {"base_model_name_or_path", "tiny"}};
+  if (!a.spec.invocation.empty()) config["alora_invocation_tokens"] = a.spec.invocation;
+  write_json(dir / "adapter_config.json", config);
 }
 
 }  // namespace baton::test

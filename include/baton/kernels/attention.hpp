@@ -15,7 +15,7 @@
 namespace baton::kernels {
 
 /// out = softmax(q · K[0..len)^T · scale) · V[0..len) for one query head reading `kv_head`.
-/// The span's first part is the prefix block, the second the slot's tail; `len` stops at the
+/// The span's parts are the prefix, a shared sequence's tail (if any) and the slot's tail; `len` stops at the
 /// query's own position + 1, which is the causal mask. Scores and the running sum stay f32.
 ///
 /// Keys are scored a block at a time (one running-max correction per block, not per key), and
@@ -39,7 +39,7 @@ BATON_HD inline void attend_one(const float* q, const KvSpan<L>& span, int kv_he
     float block_max = -INFINITY;
     for (int j = 0; j < nb; ++j) {
       const int p = p0 + j;
-      const auto* k = p < span.first ? span.a.key(kv_head, p) : span.b.key(kv_head, p - span.first);
+      const auto* k = span.key(kv_head, p);
       float part[lanes];
       for (int l = 0; l < lanes; ++l) part[l] = 0.0f;
       for (int d0 = 0; d0 < D; d0 += lanes)
@@ -57,8 +57,7 @@ BATON_HD inline void attend_one(const float* q, const KvSpan<L>& span, int kv_he
     }
     for (int j = 0; j < nb; ++j) {
       const int p = p0 + j;
-      const auto* v =
-          p < span.first ? span.a.value(kv_head, p) : span.b.value(kv_head, p - span.first);
+      const auto* v = span.value(kv_head, p);
       const float w = expf(score[j] - running_max);
       running_sum += w;
       for (int d = 0; d < D; ++d) acc[d] += w * widen(v[d]);

@@ -5,13 +5,17 @@
 ///
 /// Bookkeeping is the point of this type. The prefix region is filled once by a pre-warm and
 /// then frozen; every slot reads it and appends its own tail. Positions are absolute (the
-/// prefix occupies 0..prefix_length-1). Exactly three things move a position:
+/// prefix occupies 0..prefix_length-1). Exactly four things move a position:
 ///   - reset_prefix(): the prefix back to 0 (and every slot invalid) — only a pre-warm calls it;
 ///   - commit(): forward after a checked write of n tokens;
-///   - rewind(slot): a slot back to the prefix length — the start of every request.
+///   - rewind(slot): a slot back to the prefix length — the start of every request;
+///   - rewind_onto(slot, shared, s): a slot back to the end of slot `s` of another buffer, the
+///     shared sequence of a relay of activated adapters (relay/shared_sequence.hpp): the slot
+///     then reads that buffer's prefix and slot `s` (never writing them) before its own tail.
 /// Every forward calls check_write() before its first write: the caller's expected position
 /// must equal the real one and the tokens must fit, or a baton::error is thrown and nothing
-/// is written.
+/// is written. A slot reading a shared sequence is also checked against it: if the shared
+/// slot moved (an append, a rewind, a pre-warm) since rewind_onto, the write is refused.
 #pragma once
 
 #include <cstddef>
@@ -44,7 +48,10 @@ class KvBuffer {
   static constexpr int head_dim = L::head_dim;
 
   KvBuffer(const ModelConfig& cfg, KvShape shape)
-      : layers_(cfg.num_layers), kv_heads_(cfg.num_kv_heads), shape_(shape) {
+      : layers_(cfg.num_layers),
+        kv_heads_(cfg.num_kv_heads),
+        max_positions_(cfg.max_positions()),
+        shape_(shape) {
     BATON_CHECK(cfg.head_dim == L::head_dim, config_error, "KvBuffer<", L::name, ", head_dim ",
                 L::head_dim, "> cannot hold a model with head_dim ", cfg.head_dim);
     BATON_CHECK(shape.prefix_capacity >= 0 && shape.tail_capacity > 0 && shape.slots > 0,
@@ -65,6 +72,8 @@ class KvBuffer {
     tail_mem_ = typename B::template buffer<element>(2 * static_cast<std::size_t>(shape.slots) *
                                                      layers_ * block_elems(shape.tail_capacity));
     slot_pos_.assign(shape.slots, kNotStarted);
+    links_.assign(shape.slots, Link{});
+    epochs_.assign(shape.slots, 0);
   }
 
   // ---- sizes and positions -------------------------------------------------------------
@@ -79,7 +88,18 @@ class KvBuffer {
   }
   /// The position a write to `t` must stay below.
   int capacity(KvTarget t) const {
-    return t.is_prefix() ? shape_.prefix_capacity : prefix_len_ + shape_.tail_capacity;
+    return t.is_prefix() ? shape_.prefix_capacity : tail_start(check_slot(t)) + shape_.tail_capacity;
+  }
+  /// Where the tail of `slot` starts: the prefix length, or for a slot reading a shared
+  /// sequence the shared slot's length when it was linked (rewind_onto).
+  int tail_start(int slot) const {
+    const Link& l = links_.at(static_cast<std::size_t>(check_slot(KvTarget::in_slot(slot))));
+    return l.shared ? l.length : prefix_len_;
+  }
+  /// Whether `slot` reads a shared sequence (rewind_onto) for its current request.
+  bool reads_shared(int slot) const {
+    return links_.at(static_cast<std::size_t>(check_slot(KvTarget::in_slot(slot)))).shared !=
+           nullptr;
   }
   static constexpr int kNotStarted = -1;
 
@@ -89,11 +109,15 @@ class KvBuffer {
     prefix_len_ = 0;
     frozen_ = false;
     slot_pos_.assign(shape_.slots, kNotStarted);
+    links_.assign(shape_.slots, Link{});
+    for (auto& e : epochs_) ++e;
   }
   /// Freezes the prefix after a pre-warm: from now on only slots are written.
   void freeze_prefix() {
     frozen_ = true;
     slot_pos_.assign(shape_.slots, prefix_len_);
+    links_.assign(shape_.slots, Link{});
+    for (auto& e : epochs_) ++e;
   }
   /// Starts a request in `slot`: its tail is emptied (position = prefix length).
   void rewind(int slot) {
@@ -101,6 +125,39 @@ class KvBuffer {
     BATON_CHECK(frozen_, usage_error, "KvBuffer: slot ", slot,
                 " cannot start a request before the prefix is pre-warmed (frozen)");
     slot_pos_[s] = prefix_len_;
+    links_[static_cast<std::size_t>(s)] = Link{};
+    ++epochs_[static_cast<std::size_t>(s)];
+  }
+
+  /// Starts a request in `slot` that reads slot `shared_slot` of `shared` (a relay's shared
+  /// sequence) before its own tail: the slot's tail starts where the shared slot ends now, and
+  /// attention reads `shared`'s prefix, its slot `shared_slot`, then this slot's tail. This
+  /// buffer's own prefix must be empty (the shared one is the common prefix). `shared` must
+  /// outlive the request and stay as it is while the slot is written (check_write refuses a
+  /// write once it moved).
+  void rewind_onto(int slot, const KvBuffer& shared, int shared_slot) {
+    const int s = check_slot(KvTarget::in_slot(slot));
+    BATON_CHECK(&shared != this, usage_error, "KvBuffer: slot ", slot,
+                " cannot read a shared sequence in its own buffer");
+    BATON_CHECK(frozen_ && prefix_len_ == 0, usage_error, "KvBuffer: slot ", slot,
+                " can read a shared sequence only in a pre-warmed buffer with an empty prefix (",
+                "its prefix holds ", prefix_len_, " tokens): the shared sequence's prefix is the "
+                "common one");
+    BATON_CHECK(shared.layers_ == layers_ && shared.kv_heads_ == kv_heads_, shape_error,
+                "KvBuffer: the shared sequence has ", shared.layers_, " layers of ",
+                shared.kv_heads_, " kv heads, this buffer ", layers_, " of ", kv_heads_);
+    const int ss = shared.check_slot(KvTarget::in_slot(shared_slot));
+    const int at = shared.slot_pos_[static_cast<std::size_t>(ss)];
+    BATON_CHECK(shared.frozen_ && at != kNotStarted, usage_error, "KvBuffer: slot ", slot,
+                " cannot read shared slot ", shared_slot, ": it holds no request");
+    BATON_CHECK(static_cast<long long>(at) + shape_.tail_capacity <= max_positions_,
+                capacity_error, "KvBuffer: slot ", slot, " would start at position ", at,
+                " (the shared sequence's end) with room for ", shape_.tail_capacity,
+                " more: past the model's limit of ", max_positions_, " positions");
+    links_[static_cast<std::size_t>(s)] =
+        Link{&shared, ss, at, shared.epochs_[static_cast<std::size_t>(ss)]};
+    slot_pos_[s] = at;
+    ++epochs_[static_cast<std::size_t>(s)];
   }
 
   /// The write contract. Throws, before anything is written, unless a write of `n` tokens
@@ -116,6 +173,18 @@ class KvBuffer {
                   " written before the prefix was pre-warmed");
       BATON_CHECK(slot_pos_[t.slot] != kNotStarted, usage_error, "KvBuffer: slot ", t.slot,
                   " was not started (rewind it at the start of a request)");
+      const Link& l = links_[static_cast<std::size_t>(t.slot)];
+      if (l.shared) {
+        // The tail was placed after the shared slot as it was then: a shared slot that moved
+        // since (another append, a rewind, a pre-warm) would make every position wrong.
+        BATON_CHECK(l.shared->epochs_[static_cast<std::size_t>(l.slot)] == l.epoch &&
+                        l.shared->slot_pos_[static_cast<std::size_t>(l.slot)] == l.length,
+                    position_error, "KvBuffer: slot ", t.slot, " reads shared slot ", l.slot,
+                    " as it was at position ", l.length,
+                    ", but the shared sequence has changed since (now at position ",
+                    l.shared->slot_pos_[static_cast<std::size_t>(l.slot)],
+                    "); rewind the slot onto it again");
+      }
     }
     const int actual = position(t);
     BATON_CHECK(actual == expected_pos, position_error, "KvBuffer: write to ", describe(t),
@@ -131,6 +200,7 @@ class KvBuffer {
       prefix_len_ += n;
     } else {
       slot_pos_[t.slot] += n;
+      ++epochs_[static_cast<std::size_t>(t.slot)];
     }
   }
 
@@ -138,11 +208,17 @@ class KvBuffer {
   /// Where appends to `t` land at `layer` (kv::append takes absolute positions).
   KvAppend<L> append_view(KvTarget t, int layer) {
     if (t.is_prefix()) return KvAppend<L>{prefix_block(layer), 0};
-    return KvAppend<L>{tail_block(t.slot, layer), prefix_len_};
+    return KvAppend<L>{tail_block(t.slot, layer), tail_start(t.slot)};
   }
   /// What attention for `t` reads at `layer` when positions [0, upto) are valid.
   KvSpan<L> read_span(KvTarget t, int layer, int upto) {
     if (t.is_prefix()) return KvSpan<L>{prefix_block(layer), upto, {}, 0};
+    const Link& l = links_.at(static_cast<std::size_t>(check_slot(t)));
+    if (l.shared) {
+      KvBuffer& sh = const_cast<KvBuffer&>(*l.shared);  // read only: attention never writes
+      return KvSpan<L>{sh.prefix_block(layer), sh.prefix_len_, tail_block(t.slot, layer),
+                       upto - l.length, sh.tail_block(l.slot, layer), l.length - sh.prefix_len_};
+    }
     return KvSpan<L>{prefix_block(layer), prefix_len_, tail_block(t.slot, layer),
                      upto - prefix_len_};
   }
@@ -172,14 +248,28 @@ class KvBuffer {
     return KvBlock<L>{base, base + e, shape_.tail_capacity, kv_heads_};
   }
 
+  /// A slot's shared sequence for its current request (rewind_onto): which buffer and slot,
+  /// its length then (where this slot's tail starts) and its epoch then.
+  struct Link {
+    const KvBuffer* shared = nullptr;
+    int slot = -1;
+    int length = 0;
+    unsigned long long epoch = 0;
+  };
+
   int layers_;
   int kv_heads_;
+  int max_positions_;
   KvShape shape_;
   typename B::template buffer<element> prefix_mem_;
   typename B::template buffer<element> tail_mem_;
   int prefix_len_ = 0;
   bool frozen_ = false;
   std::vector<int> slot_pos_;
+  std::vector<Link> links_;
+  // Bumped whenever a slot's contents move (rewind, commit, pre-warm): a slot reading it as a
+  // shared sequence notices any change, also one that leaves its length as it was.
+  std::vector<unsigned long long> epochs_;
 };
 
 }  // namespace baton

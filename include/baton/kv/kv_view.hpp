@@ -39,21 +39,31 @@ struct KvBlock {
   }
 };
 
-/// What attention reads for one layer: `first` positions of `a`, then `second` of `b`
-/// (prefix then tail for a slot; the prefix alone while pre-warming).
+/// What attention reads for one layer: `first` positions of `a`, then `second` of `b` (prefix
+/// then tail for a slot; the prefix alone while pre-warming). A slot that reads a shared
+/// sequence (KvBuffer::rewind_onto) has a third part between the two: `middle` positions of `m`,
+/// the shared sequence's own tail, so the order is a (the common prefix), m, then b (the slot's
+/// tail).
 template <KvLayout L>
 struct KvSpan {
   KvBlock<L> a;
   int first = 0;
   KvBlock<L> b;
   int second = 0;
-  BATON_HD int length() const { return first + second; }
-  /// Key / value of `head` at absolute position `pos` (prefix first, then the tail).
+  KvBlock<L> m;
+  int middle = 0;
+  BATON_HD int length() const { return first + middle + second; }
+  /// Key / value of `head` at absolute position `pos` (prefix, then the shared tail, then the
+  /// slot's tail).
   BATON_HD const typename L::element* key(int head, int pos) const {
-    return pos < first ? a.key(head, pos) : b.key(head, pos - first);
+    if (pos < first) return a.key(head, pos);
+    pos -= first;
+    return pos < middle ? m.key(head, pos) : b.key(head, pos - middle);
   }
   BATON_HD const typename L::element* value(int head, int pos) const {
-    return pos < first ? a.value(head, pos) : b.value(head, pos - first);
+    if (pos < first) return a.value(head, pos);
+    pos -= first;
+    return pos < middle ? m.value(head, pos) : b.value(head, pos - middle);
   }
 };
 

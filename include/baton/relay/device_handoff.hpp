@@ -163,6 +163,9 @@ class DeviceHandoff {
         case Segment::Kind::feedback:
           a.segments[k] = previous_[g.stage];  // empty in the first cycle
           break;
+        case Segment::Kind::shared:  // its K/V are read in place: no ids to hand over
+          a.segments[k] = {};
+          break;
       }
     }
     return a;

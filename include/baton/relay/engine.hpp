@@ -13,6 +13,12 @@
 /// stage's output, its verdict read at that stage's one wait. A stage with host interceptors
 /// (the stepped loop) and a custom gate keep the host's way: the ids each stage's wait
 /// brought back. On the host backends everything is assembled and gated on the host.
+///
+/// A relay whose stages read a shared sequence (activated adapters: relay/shared_sequence.hpp)
+/// starts each request by appending its opening there, and after each stage run (but the
+/// relay's last) appends that stage's turn: what it read after the shared sequence, its output
+/// and the turn's end. Stages that do not read it (plain LoRA, own prefix) run as always; their
+/// turns are their outputs alone.
 #pragma once
 
 #include <chrono>
@@ -62,7 +68,21 @@ class RelayEngine {
         } else if (g.kind == Segment::Kind::feedback) {
           BATON_CHECK(g.stage >= 0 && g.stage < n, wiring_error, "stage ", i, " '", st.name(),
                       "' segment ", s, " (", g.describe(), "): the relay has stages 0..", n - 1);
+        } else if (g.kind == Segment::Kind::shared) {
+          BATON_CHECK(s == 0 && st.shared_sequence() != nullptr, wiring_error, "stage ", i, " '",
+                      st.name(), "' segment ", s,
+                      " (shared): a stage reads the shared sequence first, and only once it "
+                      "was given one (Stage::read_shared)");
         }
+      }
+      if (SharedSequenceBase<B>* sh = st.shared_sequence()) {
+        BATON_CHECK(shared_ == nullptr || shared_ == sh, wiring_error, "stage ", i, " '",
+                    st.name(), "' reads another shared sequence than an earlier stage; a relay "
+                    "has one");
+        BATON_CHECK(sh->model_identity() == stages_[0]->model_identity(), wiring_error,
+                    "the shared sequence of stage ", i, " '", st.name(),
+                    "' uses a different model than the relay");
+        shared_ = sh;
       }
     }
     if constexpr (kSharedContext) share_one_context();
@@ -73,9 +93,7 @@ class RelayEngine {
     if constexpr (kSharedContext) {
       // The workspaces outlive the engine (the stages belong to the caller): leave none bound
       // to the context that goes with it, after its queued work is done.
-      if (own_context_)
-        for (StageBase<B>* st : stages_)
-          for (Workspace<B>& ws : st->workspaces()) ws.extras.unbind();
+      if (own_context_) for_each_workspace([](const auto&, Workspace<B>& ws) { ws.extras.unbind(); });
     }
   }
 
@@ -87,10 +105,13 @@ class RelayEngine {
 
   int size() const { return static_cast<int>(stages_.size()); }
   StageBase<B>& stage(int i) { return *stages_.at(i); }
+  /// The shared sequence the stages read, or nullptr.
+  SharedSequenceBase<B>* shared_sequence() { return shared_; }
 
   /// Pre-warms every stage (each computes its prefix once); on a device-loop backend also
   /// writes the literal segments' ids into backend memory, once.
   void prewarm() {
+    if (shared_) shared_->prewarm();
     for (StageBase<B>* s : stages_) s->prewarm();
     if constexpr (kDeviceHandoff) handoff_.prepare(stages_);
   }
@@ -144,6 +165,7 @@ class RelayEngine {
       if (!handoff_.prepared()) handoff_.prepare(stages_);
       handoff_.begin_request(request, opt.gate);
     }
+    if (shared_) extend_shared(cur, [&] { return shared_->begin(cur.assemble(shared_->opening()), 0); });
     int cycle = 1;
     while (!cur.done()) {
       if (cur.cycle() != cycle) {
@@ -154,8 +176,9 @@ class RelayEngine {
       StageRun run{i, cycle, stages_[i]->name(), {}, false, 0, 0};
       const auto ts = clock::now();
       DecodeResult g;
+      std::vector<std::int32_t> own_input;  // a shared-sequence reader's input: its turn's start
       try {
-        g = run_stage(cur, opt, run);
+        g = run_stage(cur, opt, run, own_input);
       } catch (const std::exception& e) {
         run.ms = ms_since(ts);
         cur.fail(std::move(run), e.what());
@@ -166,13 +189,27 @@ class RelayEngine {
         throw;
       }
       run.ms = ms_since(ts);
+      const std::vector<std::int32_t> output = shared_ ? g.ids : std::vector<std::int32_t>{};
       cur.record(std::move(run), std::move(g));
+      if (shared_ && !cur.done())
+        extend_shared(cur, [&] { return shared_->append_turn(own_input, output, 0); });
     }
+  }
+
+  /// Runs `append` (one base forward into the shared sequence), counting its tokens and time in
+  /// the cursor's result.
+  template <class F>
+  void extend_shared(RelayCursor& cur, F&& append) {
+    const auto ts = clock::now();
+    const int n = append();
+    cur.result().shared_tokens += n;
+    cur.result().shared_ms += ms_since(ts);
   }
 
   /// Runs stage cur.stage() with its input handed off on the device where it can, else
   /// assembled on the host; fills `run`'s input facts.
-  DecodeResult run_stage(const RelayCursor& cur, const RelayOptions& opt, StageRun& run) {
+  DecodeResult run_stage(const RelayCursor& cur, const RelayOptions& opt, StageRun& run,
+                         std::vector<std::int32_t>& own_input) {
     const int i = cur.stage();
     StageBase<B>& st = *stages_[i];
     if constexpr (kDeviceHandoff) {
@@ -186,9 +223,10 @@ class RelayEngine {
         return g;
       }
     }
-    const std::vector<std::int32_t> input = cur.assemble(st.input_segments());
+    std::vector<std::int32_t> input = cur.assemble(st.input_segments());
     run.input_tokens = static_cast<int>(input.size());
     DecodeResult g = st.run(input, 0);
+    if (st.shared_sequence()) own_input = std::move(input);
     if constexpr (kDeviceHandoff) handoff_.ran_on_host(i, g.ids);
     return g;
   }
@@ -202,10 +240,9 @@ class RelayEngine {
     std::string seen_at;
     bool unbound = false;
     std::string unbound_at;
-    for (StageBase<B>* st : stages_) {
-      int slot = 0;
-      for (Workspace<B>& ws : st->workspaces()) {
-        const std::string at = "stage '" + st->name() + "' slot " + std::to_string(slot++);
+    for_each_workspace([&](const auto& where, Workspace<B>& ws) {
+      {
+        const std::string at = where();
         const Ctx* c = ws.extras.bound_context();
         if (c == nullptr) {
           if (!unbound) unbound_at = at;
@@ -222,18 +259,37 @@ class RelayEngine {
                       "every workspace to the same context, or none)");
         }
       }
-    }
+    });
     BATON_CHECK(seen == nullptr || !unbound, usage_error, "relay: ", seen_at,
                 " is bound to an execution context but ", unbound_at,
                 " is not; the stages of a relay run on one stream (bind every workspace to the "
                 "same context, or none)");
     if (seen == nullptr) {
       own_context_ = std::make_shared<Ctx>();
-      for (StageBase<B>* st : stages_)
-        for (Workspace<B>& ws : st->workspaces()) ws.extras.bind(*own_context_);
+      for_each_workspace([&](const auto&, Workspace<B>& ws) { ws.extras.bind(*own_context_); });
       context_ = own_context_.get();
     } else {
       context_ = const_cast<Ctx*>(seen);
+    }
+  }
+
+  /// `f(where, ws)` for every workspace of every stage and of the shared sequence; `where()`
+  /// names it for a message.
+  template <class F>
+  void for_each_workspace(F&& f) {
+    for (StageBase<B>* st : stages_) {
+      int slot = 0;
+      for (Workspace<B>& ws : st->workspaces()) {
+        f([&] { return "stage '" + st->name() + "' slot " + std::to_string(slot); }, ws);
+        ++slot;
+      }
+    }
+    if (shared_) {
+      int slot = 0;
+      for (Workspace<B>& ws : shared_->workspaces()) {
+        f([&] { return "the shared sequence's slot " + std::to_string(slot); }, ws);
+        ++slot;
+      }
     }
   }
 
@@ -242,6 +298,7 @@ class RelayEngine {
   context_type* context_ = nullptr;
 
   std::vector<StageBase<B>*> stages_;
+  SharedSequenceBase<B>* shared_ = nullptr;  // the sequence the stages read, if any
   DeviceHandoff<B> handoff_;  // device-loop backends: each stage's latest output, in backend
                               // memory (the cursor keeps them on the host)
 };

@@ -141,6 +141,8 @@ class RelayCursor {
         return latest_[static_cast<std::size_t>(g.stage)];
       case Segment::Kind::feedback:
         return previous_[static_cast<std::size_t>(g.stage)];
+      case Segment::Kind::shared:
+        return {};  // read from the shared sequence's K/V, not handed over as ids
     }
     return {};
   }

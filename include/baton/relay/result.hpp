@@ -52,6 +52,10 @@ struct RelayResult {
   std::string error;    ///< message when verdict == error
   double total_ms = 0;  ///< wall time of the whole run, set however it ended
   int stages = 0;
+  /// A relay with a shared sequence (relay/shared_sequence.hpp): the tokens the base appended
+  /// to it for this request (its opening and each stage's turn), and the time that took.
+  int shared_tokens = 0;
+  double shared_ms = 0;
 
   bool passed() const { return verdict == Verdict::pass; }
 
@@ -71,6 +75,14 @@ struct RelayResult {
   int host_waits() const {
     int n = 0;
     for (const StageRun& r : runs) n += r.host_waits;
+    return n;
+  }
+  /// Tokens computed by prefill for this request: every stage run's input plus what the base
+  /// appended to the shared sequence (pre-warmed prefixes are not counted: they are computed
+  /// once, not per request).
+  long long prefill_tokens() const {
+    long long n = shared_tokens;
+    for (const StageRun& r : runs) n += r.input_tokens;
     return n;
   }
   /// Total wall time of `stage` over all cycles.

@@ -106,6 +106,8 @@ inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
       case Segment::Kind::feedback:
         n += spec.stages[g.stage].max_new;
         break;
+      case Segment::Kind::shared:  // read from the shared sequence's own buffer
+        break;
     }
   }
   BATON_CHECK(n < (1LL << 30), config_error, spec.source.string(), ": stage '", spec.stages[i].name,

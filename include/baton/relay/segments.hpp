@@ -5,7 +5,9 @@
 ///
 /// A stage's input is a sequence of segments: literal template ids, the request's ids, the
 /// output of an earlier stage in this cycle (`out<K>`), or the output a stage produced in the
-/// previous cycle (`feedback<K>`, empty in the first cycle). Written with types
+/// previous cycle (`feedback<K>`, empty in the first cycle), or — first, in a relay of activated
+/// adapters — the relay's shared sequence so far (`shared`: relay/shared_sequence.hpp; its K/V
+/// are read, not computed again, so it adds no ids to the stage's own input). Written with types
 /// (`wire::input(request, out<0>)`) the wiring is checked at compile time by Relay<Stages...>;
 /// written as data (a relay JSON file) it is checked when the relay is built.
 #pragma once
@@ -21,7 +23,7 @@ namespace baton {
 
 /// A segment as data: what the relay engine works with.
 struct Segment {
-  enum class Kind { literal, request, output, feedback };
+  enum class Kind { literal, request, output, feedback, shared };
   Kind kind = Kind::literal;
   int stage = -1;                 ///< for output/feedback: the stage read
   std::vector<std::int32_t> ids;  ///< for literal: the ids
@@ -36,6 +38,8 @@ struct Segment {
         return "out<" + std::to_string(stage) + ">";
       case Kind::feedback:
         return "feedback<" + std::to_string(stage) + ">";
+      case Kind::shared:
+        return "shared";
     }
     return "?";
   }
@@ -70,6 +74,11 @@ struct Feedback {
 template <int K>
 inline constexpr Feedback<K> feedback{};
 
+/// The relay's shared sequence so far (a stage of activated adapters reads it first; the stage
+/// is given the sequence with Stage::read_shared).
+struct Shared {};
+inline constexpr Shared shared{};
+
 /// A typed input: the segment types are part of the stage's type, so Relay<Stages...> can
 /// check the wiring at compile time.
 template <class... Segs>
@@ -78,7 +87,8 @@ struct Input {
 };
 
 template <class T>
-inline constexpr bool is_segment_v = std::is_same_v<T, Literal> || std::is_same_v<T, Request>;
+inline constexpr bool is_segment_v =
+    std::is_same_v<T, Literal> || std::is_same_v<T, Request> || std::is_same_v<T, Shared>;
 template <int K>
 inline constexpr bool is_segment_v<Out<K>> = true;
 template <int K>
@@ -89,7 +99,7 @@ template <class... Segs>
 Input<std::decay_t<Segs>...> input(Segs&&... segs) {
   static_assert((is_segment_v<std::decay_t<Segs>> && ...),
                 "wire::input takes only segments: wire::ids(...), wire::request, wire::out<K>, "
-                "wire::feedback<K> (or text from a tokenizer)");
+                "wire::feedback<K>, wire::shared (or text from a tokenizer)");
   return {{std::forward<Segs>(segs)...}};
 }
 
@@ -101,6 +111,7 @@ struct DynamicInput {
 // ---- conversion to data ----------------------------------------------------------------
 inline Segment to_segment(const Literal& l) { return {Segment::Kind::literal, -1, l.ids}; }
 inline Segment to_segment(Request) { return {Segment::Kind::request, -1, {}}; }
+inline Segment to_segment(Shared) { return {Segment::Kind::shared, -1, {}}; }
 template <int K>
 Segment to_segment(Out<K>) {
   return {Segment::Kind::output, K, {}};

@@ -30,6 +30,7 @@
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
 #include "baton/relay/segments.hpp"
+#include "baton/relay/shared_sequence.hpp"
 
 namespace baton {
 
@@ -71,6 +72,8 @@ class StageBase {
   virtual Workspace<B>& workspace(int slot) = 0;
   /// Every slot's workspace (a relay checks they share one execution context).
   virtual std::span<Workspace<B>> workspaces() = 0;
+  /// The shared sequence this stage reads (Stage::read_shared), or nullptr.
+  virtual SharedSequenceBase<B>* shared_sequence() const = 0;
 };
 
 template <class StageT>
@@ -118,6 +121,10 @@ class Stage final : public StageBase<typename Model::backend> {
         branch_states_(static_cast<std::size_t>(shape.slots)),
         busy_(shape.slots, false) {
     check_prefix_fits();
+    for (std::size_t k = 1; k < segments_.size(); ++k)
+      BATON_CHECK(segments_[k].kind != Segment::Kind::shared, wiring_error, "stage '", name_,
+                  "': input segment ", k,
+                  " is the shared sequence; a stage reads it first or not at all");
     // Each slot's interceptor states live in one buffer made here and reused by every request
     // on the slot: opening a branch then writes its initial states without allocating.
     if constexpr (Chain::has_device_members)
@@ -132,6 +139,9 @@ class Stage final : public StageBase<typename Model::backend> {
   // ---- lifecycle ---------------------------------------------------------------------
   /// Computes the prefix once into the cache's shared region, from an empty cache.
   void prewarm() override {
+    BATON_CHECK(!reads_shared_segment() || shared_, wiring_error, "stage '", name_,
+                "' reads the shared sequence (wire::shared) but none was given "
+                "(Stage::read_shared)");
     for (std::size_t i = 0; i < busy_.size(); ++i)
       BATON_CHECK(!busy_[i], usage_error, "stage '", name_, "': cannot pre-warm while slot ", i,
                   " serves a request");
@@ -158,9 +168,35 @@ class Stage final : public StageBase<typename Model::backend> {
   /// Replaces the adapter. The prefix KV was computed through the old one, so the stage is
   /// cold until prewarm() runs again.
   void set_slice(Slice slice) {
+    BATON_CHECK(!shared_ || slice.activated(), usage_error, "stage '", name_,
+                "' reads a shared sequence, so its adapter must be an activated LoRA; '",
+                slice.name(), "' has no alora_invocation_tokens");
     slice_ = std::move(slice);
     warm_ = false;
   }
+
+  /// Makes this stage read `shared`, the sequence a relay of activated adapters shares (its
+  /// K/V are read, never written, by this stage: relay/shared_sequence.hpp). The stage's input
+  /// must start with wire::shared (what follows, typically its invocation, is the stage's own),
+  /// its prefix must be empty (the shared one is the common prefix) and its slice activated (a
+  /// plain LoRA would adapt the shared tokens, which hold the base's K/V). `shared` must
+  /// outlive the stage's requests.
+  template <class M, class S>
+  void read_shared(SharedSequence<M, S, Cache>& shared) {
+    BATON_CHECK(reads_shared_segment(), wiring_error, "stage '", name_,
+                "': to read a shared sequence its input must start with wire::shared");
+    BATON_CHECK(prefix_.empty(), wiring_error, "stage '", name_, "' has a prefix of ",
+                prefix_.size(), " tokens; a stage reading a shared sequence starts from its "
+                "common prefix");
+    BATON_CHECK(slice_.activated(), wiring_error, "stage '", name_,
+                "' reads a shared sequence, so its adapter must be an activated LoRA; '",
+                slice_.name(), "' has no alora_invocation_tokens");
+    BATON_CHECK(shared.model_identity() == static_cast<const void*>(model_), wiring_error,
+                "stage '", name_, "' and its shared sequence use different models");
+    shared_ = &shared;
+    shared_cache_ = &shared.cache();
+  }
+  SharedSequenceBase<backend>* shared_sequence() const override { return shared_; }
   /// Replaces the prefix ids (cold until prewarm()).
   void set_prefix(std::vector<std::int32_t> prefix) {
     prefix_ = std::move(prefix);
@@ -169,13 +205,15 @@ class Stage final : public StageBase<typename Model::backend> {
   }
 
   // ---- requests ---------------------------------------------------------------------
-  /// Starts a request on `slot`: rewinds the slot to the prefix and prefills `input`.
-  session_type begin(std::span<const std::int32_t> input, int slot = 0) {
+  /// Starts a request on `slot`: rewinds the slot to the prefix (or, reading a shared
+  /// sequence, to the end of its slot `shared_slot`; -1: the same index) and prefills `input`.
+  session_type begin(std::span<const std::int32_t> input, int slot = 0, int shared_slot = -1) {
     check_request(static_cast<long long>(input.size()), slot);
-    (void)activation_start(input);  // its check, before the slot is touched
-    cache_.rewind(slot);
+    const int ss = shared_slot < 0 ? slot : shared_slot;
+    (void)activation_start(input, ss);  // its check, before the slot is touched
+    start_slot(slot, ss);
     session_type s(*this, slot);
-    s.decoder_.prefill(input, cache_.prefix_length(), prefix_);
+    s.decoder_.prefill(input, cache_.position(KvTarget::in_slot(slot)), context(ss));
     return s;
   }
 
@@ -185,8 +223,21 @@ class Stage final : public StageBase<typename Model::backend> {
   /// prefix alone: a request whose input moves which prefix tokens are adapted (its own
   /// occurrence after one in the prefix, or one that starts in the prefix) would need them
   /// recomputed, so it is a usage_error naming both starts.
-  int activation_start(std::span<const std::int32_t> input) const {
+  ///
+  /// A stage reading a shared sequence searches it (slot `shared_slot`) + input instead: the
+  /// shared tokens hold the base's K/V, so the last occurrence must lie in the input (or be
+  /// absent: nothing adapted), a usage_error otherwise.
+  int activation_start(std::span<const std::int32_t> input, int shared_slot = 0) const {
     if (!slice_.activated()) return kAdapterFromSlice;
+    if (shared_) {
+      const std::span<const std::int32_t> seen = shared_->ids(shared_slot);
+      const int start = slice_.activation_start(seen, input);
+      BATON_CHECK(start >= static_cast<int>(seen.size()), usage_error, "stage '", name_,
+                  "': the activated LoRA's invocation last occurs at position ", start,
+                  ", inside the shared sequence (", seen.size(),
+                  " tokens), whose K/V are the base model's; the stage's own input must hold it");
+      return start;
+    }
     const int start = slice_.activation_start(prefix_, input);
     const int in_prefix = slice_.activation_start(prefix_, {});
     const int p = static_cast<int>(prefix_.size());
@@ -203,10 +254,12 @@ class Stage final : public StageBase<typename Model::backend> {
   /// batch scheduler: the session's decoder() takes the forward's row through prefilled()).
   /// Checks what begin() checks and rewinds the slot to the prefix. A `max_new` in
   /// [1, limits().max_new) lowers this request's max_new (a server's max_tokens); 0 keeps it.
-  session_type open(long long tokens, int slot, int max_new = 0) {
+  /// Reading a shared sequence, the slot starts at the end of its slot `shared_slot` (-1: the
+  /// same index); the first position is then cache().position(KvTarget::in_slot(slot)).
+  session_type open(long long tokens, int slot, int max_new = 0, int shared_slot = -1) {
     check_request(tokens, slot);
     BATON_CHECK(max_new >= 0, usage_error, "stage '", name_, "': max_new cap ", max_new, " < 0");
-    cache_.rewind(slot);
+    start_slot(slot, shared_slot < 0 ? slot : shared_slot);
     if (max_new == 0 || max_new >= limits_.max_new) return session_type(*this, slot);
     StageLimits capped = limits_;
     capped.max_new = max_new;
@@ -312,6 +365,23 @@ class Stage final : public StageBase<typename Model::backend> {
                 cache_.shape().tail_capacity);
   }
 
+  bool reads_shared_segment() const {
+    return !segments_.empty() && segments_[0].kind == Segment::Kind::shared;
+  }
+  /// The slot at the start of a request: after the prefix, or after the shared slot `ss`.
+  void start_slot(int slot, int ss) {
+    if (shared_) {
+      cache_.rewind_onto(slot, *shared_cache_, ss);
+    } else {
+      cache_.rewind(slot);
+    }
+  }
+  /// Every token before a request's input on a slot: the prefix, or the shared slot `ss`.
+  std::span<const std::int32_t> context(int ss) const {
+    if (shared_) return shared_->ids(ss);
+    return prefix_;
+  }
+
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,
                 capacity_error, "stage '", name_, "': the prefix has ", prefix_.size(),
@@ -331,6 +401,8 @@ class Stage final : public StageBase<typename Model::backend> {
   std::vector<state_buffer> branch_states_;     // one per slot: its requests' device states
   std::vector<bool> busy_;
   bool warm_ = false;
+  SharedSequenceBase<backend>* shared_ = nullptr;  // read_shared(): the sequence it reads
+  const Cache* shared_cache_ = nullptr;            // ... and its K/V
 };
 
 /// A request in flight on one slot of a stage. Move-only; the slot is released when the
