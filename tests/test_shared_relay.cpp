@@ -14,7 +14,7 @@
 // Mutation checks (2026-12-04), each alone, this program rebuilt:
 //   KvBuffer::read_span leaving the shared tail out (middle = 0)        -> every relay case fails
 //   rewind_onto starting the tail at the prefix instead of the shared end -> every relay case
-//   the shared sequence's turns appended through the first stage's adapter -> the chain cases
+//   a turn appended without the stage's own input (its invocation)       -> the chain and mixed cases
 //   the epoch check in check_write removed                               -> "moved under it"
 #include <doctest/doctest.h>
 

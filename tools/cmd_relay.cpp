@@ -230,6 +230,9 @@ int cmd_relay(int argc, char** argv) {
                           {"verdict", verdict_name(r.verdict)},
                           {"cycles", r.cycles},
                           {"total_ms", r.total_ms},
+                          {"prefill_tokens", r.prefill_tokens()},
+                          {"shared_tokens", r.shared_tokens},
+                          {"shared_ms", r.shared_ms},
                           {"stages", nlohmann::json::array()}};
     if (a.repeat > 1) out["median_total_ms"] = median_ms;
     for (const StageRun& s : r.runs) {

@@ -62,6 +62,14 @@ struct SegmentSpec {
   IdsOrText literal;  ///< literal: ids or text
 };
 
+/// "shared": the sequence a relay of activated adapters shares (relay/shared_sequence.hpp).
+struct SharedSpec {
+  std::vector<std::int32_t> prefix;   ///< "prefix" ids: the common prefix
+  std::optional<std::string> system;  ///< ... or a ChatML system prompt (text)
+  std::vector<SegmentSpec> input;     ///< "input": the opening (text/ids and the request)
+  IdsOrText turn_end;                 ///< "turn_end": ids closing each stage's turn
+};
+
 struct StageSpec {
   std::string name;
   std::optional<std::filesystem::path> adapter;               ///< none: the base model
@@ -69,6 +77,11 @@ struct StageSpec {
   std::optional<std::string> system;                          ///< ChatML system prompt (text)
   std::vector<std::pair<std::string, std::string>> examples;  ///< ChatML few-shot (text)
   std::vector<SegmentSpec> input;
+  /// A stage without "input" in a relay with "shared" reads the shared sequence: its input is
+  /// then that sequence and its "invocation" (text or ids), or without one the adapter's
+  /// alora_invocation_tokens (taken when the relay is built).
+  bool reads_shared = false;
+  std::optional<IdsOrText> invocation;
   int max_new = 0;
   std::vector<std::int32_t> stop;
   std::vector<std::string> stop_text;  ///< each must be one token of the tokenizer
@@ -107,6 +120,7 @@ struct RelaySpec {
   std::optional<Storage> storage;
   /// "host": {"threads": N, "bf16_products": false}; the CUDA backend ignores it.
   HostRunSpec host;
+  std::optional<SharedSpec> shared;  ///< "shared": set when stages read a shared sequence
   std::vector<StageSpec> stages;
   GateSpec gate;
   int max_cycles = 1;
@@ -130,7 +144,13 @@ struct RelaySpec {
   /// sequences (matched on token bytes) while token_bytes is unset.
   bool has_text() const {
     if (gate.needle.text) return true;
+    if (shared) {
+      if (shared->system || shared->turn_end.text) return true;
+      for (const SegmentSpec& g : shared->input)
+        if (g.literal.text) return true;
+    }
     for (const StageSpec& s : stages) {
+      if (s.invocation && s.invocation->text) return true;
       if (s.system || !s.examples.empty() || !s.stop_text.empty()) return true;
       if (s.grammar && !s.compiled_grammar) return true;
       for (const SegmentSpec& g : s.input)
@@ -310,6 +330,57 @@ inline InterceptorSpec parse_interceptor(const nlohmann::json& g, const std::str
 
 }  // namespace detail
 
+namespace detail {
+/// An "input" array of segments at `where`. `names`: the relay's stages, which "out" and
+/// "feedback" may name (an "out" only a stage before `reader`); empty: the shared sequence's
+/// opening, which holds text, ids and the request only.
+inline std::vector<SegmentSpec> parse_segments(const nlohmann::json& arr, const std::string& where,
+                                               const std::vector<std::string>& names, int reader,
+                                               const RelayBounds& bounds) {
+  BATON_CHECK(arr.is_array() && !arr.empty(), config_error, where,
+              " must be a non-empty array of segments");
+  check_count(arr.size(), bounds.entries, where, "segments");
+  const bool outputs = !names.empty();
+  std::vector<SegmentSpec> out;
+  for (std::size_t k = 0; k < arr.size(); ++k) {
+    const auto& g = arr[k];
+    const std::string gw = where + "[" + std::to_string(k) + "]";
+    BATON_CHECK(g.is_object() && g.size() == 1, config_error, gw,
+                " must be one of {\"ids\": [...]}, {\"text\": \"...\"}, {\"request\": true}",
+                outputs ? ", {\"out\": stage}, {\"feedback\": stage}" : "", "; got ",
+                io::detail::show(g));
+    // The one key of the object (not through items(): its proxy is a temporary).
+    const std::string key = g.begin().key();
+    const nlohmann::json& val = g.begin().value();
+    SegmentSpec seg;
+    if (key == "ids") {
+      seg.literal.ids = json_ids(val, gw + ".ids", bounds.ids);
+    } else if (key == "text") {
+      BATON_CHECK(val.is_string(), config_error, gw, ".text must be a string");
+      seg.literal.text = bounded(val.get<std::string>(), bounds.text, gw + ".text");
+    } else if (key == "request") {
+      BATON_CHECK(val == true, config_error, gw, ": write {\"request\": true}");
+      seg.kind = Segment::Kind::request;
+    } else if (outputs && (key == "out" || key == "feedback")) {
+      seg.kind = key == "out" ? Segment::Kind::output : Segment::Kind::feedback;
+      seg.stage = stage_ref(val, names, gw + "." + key);
+      // Checked here too so the message names the file; the engine re-checks.
+      BATON_CHECK(key == "feedback" || seg.stage < reader, config_error, gw, ": {\"out\": \"",
+                  names[seg.stage],
+                  "\"}: a stage may only read the output of an "
+                  "earlier stage (use \"feedback\" for the previous cycle's output)");
+    } else if (!outputs && (key == "out" || key == "feedback")) {
+      BATON_FAIL(config_error, gw, ": the shared sequence's opening holds text, ids and the "
+                 "request; each stage's output is appended to it as the stage's turn");
+    } else {
+      BATON_FAIL(config_error, gw, ": unknown segment kind '", excerpt(key), "'");
+    }
+    out.push_back(std::move(seg));
+  }
+  return out;
+}
+}  // namespace detail
+
 /// Parses a relay description; `source` is the file (paths are resolved against its folder);
 /// the counts and strings it may hold are `limits`' relay fields.
 inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem::path& source,
@@ -332,7 +403,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
   detail::known_keys_check(j, src,
                            {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles",
-                            "loop_from", "max_request_tokens", "name", "output", "storage"});
+                            "loop_from", "max_request_tokens", "name", "output", "storage",
+                            "shared"});
   const io::FieldReader<> f(j, src);
   RelaySpec spec;
   spec.source = source;
@@ -371,6 +443,30 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   BATON_CHECK(spec.max_request_tokens >= 1, config_error, src,
               ": field 'max_request_tokens' must be >= 1");
 
+  if (j.contains("shared")) {
+    const std::string sw = src + ": field 'shared'";
+    const auto& sh = j["shared"];
+    BATON_CHECK(sh.is_object(), config_error, sw,
+                " must be an object: {\"system\": ..., \"input\": [...], \"turn_end\": ...}");
+    detail::known_keys_check(sh, sw, {"prefix", "system", "input", "turn_end"});
+    const io::FieldReader<> shf(sh, sw);
+    SharedSpec shared;
+    if (shf.has("prefix")) shared.prefix = detail::json_ids(sh["prefix"], sw + ".prefix", bounds.ids);
+    if (auto sys = shf.string("system"))
+      shared.system = detail::bounded(std::move(*sys), bounds.text, sw + ".system");
+    BATON_CHECK(shared.prefix.empty() || !shared.system, config_error, sw,
+                ": give the common prefix as 'prefix' ids or as 'system' text, not both");
+    shf.require("input");
+    shared.input = detail::parse_segments(sh["input"], sw + ".input", {}, 0, bounds);
+    bool request = false;
+    for (const SegmentSpec& g : shared.input) request = request || g.kind == Segment::Kind::request;
+    BATON_CHECK(request, config_error, sw,
+                ".input holds no {\"request\": true}: the shared sequence is the request's");
+    if (sh.contains("turn_end"))
+      shared.turn_end = detail::json_ids_or_text(sh["turn_end"], sw + ".turn_end", bounds);
+    spec.shared = std::move(shared);
+  }
+
   f.require("stages");
   const auto& stages = j["stages"];
   BATON_CHECK(stages.is_array() && !stages.empty(), config_error, src,
@@ -394,7 +490,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     detail::known_keys_check(
         s, where,
         {"name", "adapter", "prefix", "system", "examples", "input", "max_new", "stop", "stop_text",
-         "exact", "graph_captured", "interceptors", "grammar"});
+         "exact", "graph_captured", "interceptors", "grammar", "invocation"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
@@ -459,41 +555,26 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     }
     if (sf.has("grammar"))
       st.grammar = detail::grammar_field(s["grammar"], where + ".grammar", bounds);
-    sf.require("input");
-    BATON_CHECK(s["input"].is_array() && !s["input"].empty(), config_error, where,
-                ".input must be a non-empty array of segments");
-    detail::check_count(s["input"].size(), bounds.entries, where + ".input", "segments");
-    for (std::size_t k = 0; k < s["input"].size(); ++k) {
-      const auto& g = s["input"][k];
-      const std::string gw = where + ".input[" + std::to_string(k) + "]";
-      BATON_CHECK(g.is_object() && g.size() == 1, config_error, gw,
-                  " must be one of {\"ids\": [...]}, {\"text\": \"...\"}, {\"request\": true}, "
-                  "{\"out\": stage}, {\"feedback\": stage}; got ",
-                  io::detail::show(g));
-      // The one key of the object (not through items(): its proxy is a temporary).
-      const std::string key = g.begin().key();
-      const nlohmann::json& val = g.begin().value();
-      SegmentSpec seg;
-      if (key == "ids") {
-        seg.literal.ids = detail::json_ids(val, gw + ".ids", bounds.ids);
-      } else if (key == "text") {
-        BATON_CHECK(val.is_string(), config_error, gw, ".text must be a string");
-        seg.literal.text = detail::bounded(val.get<std::string>(), bounds.text, gw + ".text");
-      } else if (key == "request") {
-        BATON_CHECK(val == true, config_error, gw, ": write {\"request\": true}");
-        seg.kind = Segment::Kind::request;
-      } else if (key == "out" || key == "feedback") {
-        seg.kind = key == "out" ? Segment::Kind::output : Segment::Kind::feedback;
-        seg.stage = detail::stage_ref(val, names, gw + "." + key);
-        // Checked here too so the message names the file; the engine re-checks.
-        BATON_CHECK(key == "feedback" || seg.stage < static_cast<int>(i), config_error, gw,
-                    ": {\"out\": \"", names[seg.stage],
-                    "\"}: a stage may only read the output of an "
-                    "earlier stage (use \"feedback\" for the previous cycle's output)");
-      } else {
-        BATON_FAIL(config_error, gw, ": unknown segment kind '", detail::excerpt(key), "'");
+    if (spec.shared && !s.contains("input")) {
+      // Reads the shared sequence: its own input is its invocation.
+      st.reads_shared = true;
+      if (s.contains("invocation")) {
+        st.invocation = detail::json_ids_or_text(s["invocation"], where + ".invocation", bounds);
+        BATON_CHECK(st.invocation->text ? !st.invocation->text->empty()
+                                        : !st.invocation->ids.empty(),
+                    config_error, where,
+                    ".invocation is empty; omit it to take the adapter's alora_invocation_tokens");
       }
-      st.input.push_back(std::move(seg));
+      BATON_CHECK(st.prefix.empty() && !st.system && st.examples.empty(), config_error, where,
+                  " reads the shared sequence (no 'input'), so its prefix is the shared one: drop "
+                  "'prefix', 'system' and 'examples'");
+    } else {
+      BATON_CHECK(!s.contains("invocation"), config_error, where,
+                  ": 'invocation' belongs to a stage that reads the relay's shared sequence (a "
+                  "relay with 'shared', a stage without 'input')");
+      sf.require("input");
+      st.input = detail::parse_segments(s["input"], where + ".input", names, static_cast<int>(i),
+                                        bounds);
     }
     spec.stages.push_back(std::move(st));
   }

@@ -24,6 +24,7 @@
 #include "baton/relay/engine.hpp"
 #include "baton/relay/runtime_chain.hpp"
 #include "baton/relay/scheduler.hpp"
+#include "baton/relay/shared_sequence.hpp"
 
 namespace baton {
 
@@ -90,6 +91,26 @@ inline void check_vocab_ids(const std::vector<std::int32_t>& ids, int vocab_size
   }
 }
 
+/// The room a relay's shared sequence needs per request after its common prefix: the opening,
+/// then every turn the relay can append (each stage run's invocation, output and turn end, over
+/// every cycle; the relay's last run appends none, counted anyway).
+inline long long shared_tail_for(const RelaySpec& spec, const std::vector<int>& invocation_len) {
+  const SharedSpec& sh = *spec.shared;
+  long long n = 0;
+  for (const SegmentSpec& g : sh.input)
+    n += g.kind == Segment::Kind::request ? spec.max_request_tokens
+                                          : static_cast<long long>(g.literal.ids.size());
+  const int stages = static_cast<int>(spec.stages.size());
+  const int loop_from = spec.loop_from.value_or(stages > 1 ? 1 : 0);
+  for (int i = 0; i < stages; ++i) {
+    const int runs = 1 + (i >= loop_from ? spec.max_cycles - 1 : 0);
+    const long long turn = invocation_len[static_cast<std::size_t>(i)] + spec.stages[i].max_new +
+                           static_cast<long long>(sh.turn_end.ids.size());
+    n += runs * turn;
+  }
+  return n;
+}
+
 /// The slot size a stage needs: its literal ids, the request, the outputs it reads, and its
 /// own generation.
 inline int tail_capacity_for(const RelaySpec& spec, std::size_t i) {
@@ -124,6 +145,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
   using Slice = LoraSlice<kRuntimeRankBound, B>;
   using Cache = KvBuffer<layout::HeadMajor<f32, D>, B>;
   using StageT = Stage<Model, Slice, Cache, wire::DynamicInput, RuntimeChain<B>>;
+  using SharedT = SharedSequence<Model, Slice, Cache>;
 
  public:
   BackendRuntimeRelay(const RelaySpec& spec, Model model)
@@ -142,6 +164,59 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                           " matrices in f16, their rows not a multiple of 32: " + list);
     }
     std::vector<StageBase<B>*> ptrs;
+    const int vocab_size = model_.config().vocab_size;
+    // Adapters first: a stage reading the shared sequence may take its invocation from its
+    // adapter, and the shared sequence is sized from every invocation.
+    std::vector<Slice> slices;
+    std::vector<std::vector<std::int32_t>> invocations(spec.stages.size());
+    for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+      const StageSpec& s = spec.stages[i];
+      const std::string where = src + ": stage '" + s.name + "'";
+      slices.push_back(s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config()));
+      if (!s.reads_shared) continue;
+      BATON_CHECK(slices.back().activated(), config_error, where,
+                  " reads the shared sequence (no 'input'), so its adapter must be an activated "
+                  "LoRA (adapter_config.json with alora_invocation_tokens)",
+                  s.adapter ? "; " + s.adapter->string() + " is a plain one" : "; it has none");
+      if (s.invocation) {
+        invocations[i] = spec_ids(*s.invocation, where + " invocation");
+      } else {
+        const auto inv = slices.back().invocation();
+        invocations[i].assign(inv.begin(), inv.end());
+      }
+      check_vocab_ids(invocations[i], vocab_size, where + " invocation");
+    }
+    if (spec.shared) {
+      const SharedSpec& sh = *spec.shared;
+      BATON_CHECK(!sh.system && !sh.turn_end.text, config_error, src,
+                  ": field 'shared' has text; resolve it with a tokenizer");
+      check_vocab_ids(sh.prefix, vocab_size, src + ": shared prefix");
+      check_vocab_ids(sh.turn_end.ids, vocab_size, src + ": shared turn_end");
+      std::vector<Segment> opening;
+      for (std::size_t k = 0; k < sh.input.size(); ++k) {
+        const std::string in = src + ": shared input[" + std::to_string(k) + "]";
+        opening.push_back(Segment{sh.input[k].kind, -1, spec_ids(sh.input[k].literal, in)});
+        check_vocab_ids(opening.back().ids, vocab_size, in + " ids");
+      }
+      std::vector<int> lens;
+      int longest_stage_tail = 0;
+      for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+        lens.push_back(static_cast<int>(invocations[i].size()));
+        longest_stage_tail =
+            std::max(longest_stage_tail, lens.back() + spec.stages[i].max_new);
+      }
+      const long long prefix_len = static_cast<long long>(sh.prefix.size());
+      // Room for every turn, but never past the positions a stage's tail still needs.
+      const long long room = model_.config().max_positions() - prefix_len - longest_stage_tail;
+      BATON_CHECK(room > spec.max_request_tokens, capacity_error, src,
+                  ": the shared prefix of ", prefix_len, " tokens, a request of ",
+                  spec.max_request_tokens, " and a stage's invocation and output do not fit the "
+                  "model's ", model_.config().max_positions(), " positions");
+      const int tail = static_cast<int>(std::min(shared_tail_for(spec, lens), room));
+      shared_ = std::make_unique<SharedT>(model_, KvShape{static_cast<int>(prefix_len), tail, spec.slots},
+                                          sh.prefix, std::move(opening), sh.turn_end.ids);
+      for (Workspace<B>& ws : shared_->workspaces()) execution_.bind(ws);
+    }
     for (std::size_t i = 0; i < spec.stages.size(); ++i) {
       const StageSpec& s = spec.stages[i];
       const std::string where = src + ": stage '" + s.name + "'";
@@ -151,13 +226,17 @@ class BackendRuntimeRelay final : public RuntimeRelay {
       check_vocab_ids(s.prefix, vocab, where + " prefix");
       check_vocab_ids(s.stop, vocab, where + " stop");
       std::vector<Segment> segs;
+      if (s.reads_shared) {
+        segs.push_back(Segment{Segment::Kind::shared, -1, {}});
+        segs.push_back(Segment{Segment::Kind::literal, -1, invocations[i]});
+      }
       for (std::size_t k = 0; k < s.input.size(); ++k) {
         const SegmentSpec& g = s.input[k];
         const std::string in = where + " input[" + std::to_string(k) + "]";
         segs.push_back(Segment{g.kind, g.stage, spec_ids(g.literal, in)});
         check_vocab_ids(segs.back().ids, vocab, in + " ids");
       }
-      Slice slice = s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config());
+      Slice slice = std::move(slices[i]);
       if (auto why = base_model_mismatch(slice, model_)) warnings_.push_back(where + ": " + *why);
       // The worst-case slot (every read output at its max_new, the longest request) may
       // exceed the model's context; a slot never needs more than the positions left after
@@ -167,7 +246,10 @@ class BackendRuntimeRelay final : public RuntimeRelay {
       BATON_CHECK(room > s.max_new, capacity_error, where, ": prefix of ", prefix_len,
                   " tokens + max_new ", s.max_new, " do not fit the model's ",
                   model_.config().max_positions(), " positions (max_position_embeddings)");
-      const int tail = static_cast<int>(std::min<long long>(tail_capacity_for(spec, i), room));
+      const long long needed = s.reads_shared
+                                   ? static_cast<long long>(invocations[i].size()) + s.max_new
+                                   : tail_capacity_for(spec, i);
+      const int tail = static_cast<int>(std::min<long long>(needed, room));
       BATON_CHECK(spec.slots >= 1 && spec.slots <= 4096, config_error, src,
                   ": slots = ", spec.slots, " is outside [1, 4096]");
       const KvShape shape{static_cast<int>(prefix_len), tail, spec.slots};
@@ -181,6 +263,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
           s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
           StageLimits{s.max_new, s.stop}, build_runtime_chain<B>(s, spec, vocab)));
       for (Workspace<B>& ws : stages_.back()->workspaces()) execution_.bind(ws);
+      if (s.reads_shared) stages_.back()->read_shared(*shared_);
       ptrs.push_back(stages_.back().get());
     }
     engine_ = std::make_unique<RelayEngine<B>>(std::move(ptrs));
@@ -244,6 +327,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
 
   Model model_;                  // declared first: the stages hold a reference to it
   RelayExecution<B> execution_;  // ... and their workspaces one to this
+  std::unique_ptr<SharedT> shared_;  // the sequence stages of activated adapters share, if any
   std::vector<std::unique_ptr<StageT>> stages_;
   std::unique_ptr<RelayEngine<B>> engine_;
   RelayOptions options_;

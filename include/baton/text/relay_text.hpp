@@ -21,7 +21,9 @@ namespace baton {
 /// Resolves every text field of `spec` with `tok`:
 ///  - "text" input segments and a text gate: encoded as written (added tokens such as
 ///    `<|im_start|>` inside the text become their ids; no BOS is added);
-///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns);
+///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns); the
+///    shared sequence's "system" likewise, its "input" texts and "turn_end" and each stage's
+///    "invocation" encoded as written;
 ///  - "stop_text": each must be exactly one token (a multi-token stop sequence is an
 ///    interceptor's job, not a stop id);
 ///  - interceptors: token-set strings become their one token each; stop sequences get the
@@ -31,8 +33,23 @@ namespace baton {
 inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   const std::string src = spec.source.string();
   spec.tokenizer_ids = tok.vocab_size();
+  const auto encode_text = [&](IdsOrText& v) {
+    if (!v.text) return;
+    v.ids = tok.encode(*v.text);
+    v.text.reset();
+  };
+  if (spec.shared) {
+    SharedSpec& sh = *spec.shared;
+    if (sh.system) {
+      sh.prefix = ChatMl(tok).prefix(*sh.system, {});
+      sh.system.reset();
+    }
+    for (SegmentSpec& g : sh.input) encode_text(g.literal);
+    encode_text(sh.turn_end);
+  }
   for (StageSpec& s : spec.stages) {
     const std::string where = src + ": stage '" + s.name + "'";
+    if (s.invocation) encode_text(*s.invocation);
     if (s.system || !s.examples.empty()) {
       const ChatMl chat(tok);
       std::vector<ChatExample> shots;
@@ -41,12 +58,7 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
       s.system.reset();
       s.examples.clear();
     }
-    for (SegmentSpec& g : s.input) {
-      if (g.literal.text) {
-        g.literal.ids = tok.encode(*g.literal.text);
-        g.literal.text.reset();
-      }
-    }
+    for (SegmentSpec& g : s.input) encode_text(g.literal);
     for (const std::string& t : s.stop_text) {
       const auto ids = tok.encode(t);
       BATON_CHECK(ids.size() == 1, config_error, where, ": stop_text \"", detail::excerpt(t),
