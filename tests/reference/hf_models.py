@@ -53,6 +53,14 @@ and two adapters each, every one on three prompts (lengths 1, 7 and 40; seeded r
 7-id one holding the vocabulary's first and last ids); then the aLoRA cases above (their
 "alora" field names the prompt's kind).
 
+Relays ("relays" in reference.json): per aLoRA family one random relay of three activated
+adapters (alora-all-r8, then alora-attn-r4 and alora-mlp-r2 with their own random invocations)
+over one shared sequence, as baton's relay of activated adapters runs it: the common prefix, the
+opening (ids, the request, ids), then for every earlier run its turn (invocation, output, the
+turn-end id); two cycles (stages 0 1 2, then 1 2). Each run is peft's generate() on its whole
+input (the sequence so far + its invocation), whose output the next run reads. The set-up fails
+unless at least four of the five runs differ from the base model's ids on the same input.
+
 initializer_range is 0.15. transformers' default, 0.02, gives logits within ~0.1 of each other:
 greedy then sits on near-ties, repeats one id, and the near-tie rule stops the comparison after
 a step or two. Measured on these models: at 0.1 one case's 32 greedy ids hold only 10 distinct
@@ -100,6 +108,13 @@ ADAPTERS = {
 # The activated LoRA (aLoRA) adapter of the Qwen2 and Llama families: rank, alpha, targets.
 ALORA = ("alora-all-r8", 8, 16, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"))
 ALORA_FAMILIES = ("qwen2-d64", "llama-d64")
+# The relay of activated adapters per aLoRA family: stage 0 is alora-all-r8, stages 1 and 2 these.
+RELAY_ALORAS = (
+    ("alora-attn-r4", 4, 8, ("q_proj", "k_proj", "v_proj", "o_proj")),
+    ("alora-mlp-r2", 2, 6, ("gate_proj", "up_proj", "down_proj")),
+)
+RELAY_MAX_NEW = (6, 8, 5)
+RELAY_ORDER = (0, 1, 2, 1, 2)  # two cycles, the second from stage 1 (loop_from 1)
 # The adapters run on the rounded storages (besides no adapter); float32 runs all of them.
 ROUNDED_ADAPTERS = {"bf16": ("lora-attn-r1", "rslora-all-r64"), "f16": ("lora-attn-r64", "rslora-all-r1")}
 
@@ -198,10 +213,10 @@ def invocation_from(base_tokens, prompt):
     raise SystemExit(f"FAILED: the base model's greedy ids {base_tokens} hold no usable invocation pair")
 
 
-def save_alora(torch, model, folder, invocation, seed):
+def save_alora(torch, model, folder, invocation, seed, spec=ALORA):
     from peft import LoraConfig, get_peft_model
 
-    name, r, alpha, targets = ALORA
+    name, r, alpha, targets = spec
     torch.manual_seed(seed)
     cfg = LoraConfig(
         r=r,
@@ -347,6 +362,40 @@ def add_alora_cases(torch, out, name, fi, vocab, ps, cases, tensors):
         tensors[f"case.{i}"] = rows.contiguous()
 
 
+def add_alora_relay(torch, out, name, fi, vocab, relays):
+    """A random relay of three activated adapters over one shared sequence (the common prefix, the
+    opening with the request, each earlier run's turn: invocation + output + turn end), run the
+    way baton's relay runs it, each stage by peft's generate() on its whole input. Appended to
+    `relays`: the relay and every run's input, tokens and top-2 gaps."""
+    rng = random.Random(SEED + 7 + fi)
+    ids = lambda n: [rng.randrange(vocab) for _ in range(n)]  # noqa: E731
+    first = f"adapters/{name}/{ALORA[0]}"
+    with open(os.path.join(out, first, "adapter_config.json")) as f:
+        invocations = [json.load(f)["alora_invocation_tokens"]]
+    adapters = [first]
+    for k, spec in enumerate(RELAY_ALORAS):
+        invocations.append(ids(3 - k))
+        adapters.append(f"adapters/{name}/{spec[0]}")
+        save_alora(torch, load_reference(torch, os.path.join(out, name), None), os.path.join(out, adapters[-1]),
+                   invocations[-1], SEED + 100 * fi + 60 + k, spec)
+    refs = [load_reference(torch, os.path.join(out, name), os.path.join(out, a)) for a in adapters]
+    base = load_reference(torch, os.path.join(out, name), None)
+    relay = {"model": name, "adapters": adapters, "invocations": invocations, "prefix": ids(5),
+             "before": ids(2), "request": ids(10), "after": ids(1), "turn_end": ids(1),
+             "max_new": list(RELAY_MAX_NEW), "order": list(RELAY_ORDER), "runs": []}
+    seq = relay["prefix"] + relay["before"] + relay["request"] + relay["after"]
+    changed = 0
+    for st in RELAY_ORDER:
+        whole = seq + invocations[st]
+        tokens, _, gaps = generate(torch, refs[st], whole, RELAY_MAX_NEW[st])
+        changed += tokens != greedy(torch, base, whole, RELAY_MAX_NEW[st])[0]
+        relay["runs"].append({"stage": st, "input": whole, "tokens": tokens, "gaps": gaps})
+        seq = whole + tokens + relay["turn_end"]
+    if changed < len(RELAY_ORDER) - 1:
+        raise SystemExit(f"FAILED: {name}'s relay: only {changed} runs differ from the base model's ids")
+    relays.append(relay)
+
+
 def make(out, tokenizer):
     import peft
     import safetensors.torch
@@ -356,7 +405,7 @@ def make(out, tokenizer):
 
     vocab = tokenizers.Tokenizer.from_file(tokenizer).get_vocab_size(with_added_tokens=True)
     ps = prompts(vocab)
-    cases, tensors = [], {}
+    cases, tensors, relays = [], {}, []
     min_distinct, small_gaps = STEPS, 0
     for fi, (name, config) in enumerate(families(vocab)):
         model = build_model(torch, config, SEED + 100 * fi)
@@ -402,6 +451,7 @@ def make(out, tokenizer):
                 del ref
         if name in ALORA_FAMILIES:
             add_alora_cases(torch, out, name, fi, vocab, ps, cases, tensors)
+            add_alora_relay(torch, out, name, fi, vocab, relays)
     safetensors.torch.save_file(tensors, os.path.join(out, "reference.safetensors"))
     with open(os.path.join(out, "reference.json"), "w") as f:
         json.dump(
@@ -416,6 +466,7 @@ def make(out, tokenizer):
                     "peft": peft.__version__,
                 },
                 "cases": cases,
+                "relays": relays,
             },
             f,
         )
