@@ -16,8 +16,10 @@
 //   rewind_onto starting the tail at the prefix instead of the shared end -> every relay case
 //   a turn appended without the stage's own input (its invocation)       -> the chain and mixed cases
 //   the epoch check in check_write removed                               -> "moved under it"
+//   the scheduler's turn without the stage's own input                  -> "the batch scheduler"
 #include <doctest/doctest.h>
 
+#include "baton/relay/scheduler.hpp"
 #include "baton/relay/shared_sequence.hpp"
 #include "support/relay_fixture.hpp"
 
@@ -254,4 +256,45 @@ TEST_CASE("shared-sequence wiring and requests that cannot be served are refused
     const auto expect = base.greedy(std::vector<int>(whole.begin(), whole.end()), 2);
     CHECK(st.finish(s).ids == Ids(expect.begin(), expect.end()));
   }
+}
+
+TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as run alone") {
+  ActivatedFixture f("shared_scheduled");
+  SharedSeq sh = f.make_shared_sequence();
+  auto s0 = activated_stage(f, 0, 6);
+  auto s1 = activated_stage(f, 1, 7);
+  auto s2 = activated_stage(f, 2, 5);
+  for (auto* s : {&s0, &s1, &s2}) s->read_shared(sh);
+  Relay relay{s0, s1, s2};
+  relay.prewarm();
+  const RelayOptions opt{.max_cycles = 2, .loop_from = 1, .gate = never()};
+  const std::vector<Ids> requests = {kAsk, {20, 21, 22}, {8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
+                                     {40}};
+  std::vector<RelayResult> alone;
+  for (const Ids& q : requests) alone.push_back(relay.run(q, opt));
+
+  // Two slots per stage and two shared slots for four requests: some wait for a shared slot;
+  // chunks of at most 5 tokens put the base's rows beside prefill and decode rows.
+  RelayScheduler<decltype(s0)> sched({&s0, &s1, &s2}, opt, {.max_rows = 8, .max_tokens = 5});
+  std::vector<Ticket> tickets;
+  for (const Ids& q : requests) tickets.push_back(sched.submit(q));
+  sched.run();
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    CAPTURE(k);
+    const auto r = sched.take(tickets[k]);
+    REQUIRE(r.has_value());
+    REQUIRE(r->verdict == alone[k].verdict);
+    REQUIRE(r->runs.size() == alone[k].runs.size());
+    for (std::size_t j = 0; j < r->runs.size(); ++j) CHECK(r->runs[j].ids == alone[k].runs[j].ids);
+    CHECK(r->shared_tokens == alone[k].shared_tokens);
+  }
+  // A request that fails (an id outside the vocabulary) ends alone and frees its shared slot.
+  const Ticket bad = sched.submit({11, 999});
+  const Ticket good = sched.submit(kAsk);
+  sched.run();
+  CHECK(sched.take(bad)->verdict == Verdict::error);
+  const auto again = sched.take(good);
+  REQUIRE(again.has_value());
+  REQUIRE(again->runs.size() == alone[0].runs.size());
+  for (std::size_t j = 0; j < again->runs.size(); ++j) CHECK(again->runs[j].ids == alone[0].runs[j].ids);
 }

@@ -14,6 +14,12 @@
 /// (bad ids, a position or numeric error, an interceptor's exception) ends that request alone:
 /// its slot is released, the pre-warmed prefixes are never written, and the other requests go
 /// on with the same results they would have had without it.
+///
+/// A relay whose stages read a shared sequence (activated adapters: relay/shared_sequence.hpp)
+/// holds one of its slots per request, from admission to the end: the request's opening and each
+/// stage run's turn are appended there by base rows (no logits, no adapter) in the same batched
+/// forwards, and the request's next stage starts once they are in. Every row of the request reads
+/// that slot.
 #pragma once
 
 #include <chrono>
@@ -104,6 +110,7 @@ class RelayScheduler final : public BatchedRelay {
   using B = typename StageT::backend;
   using Session = typename StageT::session_type;
   using Row = BatchRow<Slice, Cache>;
+  using Shared = SharedSequence<Model, Slice, Cache>;
   using clock = std::chrono::steady_clock;
 
  public:
@@ -122,6 +129,18 @@ class RelayScheduler final : public BatchedRelay {
                 "RelayScheduler: max_rows, max_tokens and max_queue must be >= 1 (got ",
                 opt_.max_rows, ", ", opt_.max_tokens, ", ", opt_.max_queue, ")");
     (void)RelayCursor(static_cast<int>(stages_.size()), {}, relay_);  // checks the options
+    for (StageT* s : stages_) {
+      if (s->shared_sequence() == nullptr) continue;
+      auto* sh = dynamic_cast<Shared*>(s->shared_sequence());
+      BATON_CHECK(sh != nullptr && (shared_ == nullptr || shared_ == sh), wiring_error,
+                  "RelayScheduler: stage '", s->name(),
+                  "' reads another shared sequence than the relay's (one per relay, over the "
+                  "stages' model, slice and cache types)");
+      BATON_CHECK(sh->warm(), usage_error, "RelayScheduler: the shared sequence is not pre-warmed");
+      shared_ = sh;
+    }
+    if (shared_)
+      for (int k = shared_->slots() - 1; k >= 0; --k) free_shared_.push_back(k);
     free_.resize(stages_.size());
     for (std::size_t i = 0; i < stages_.size(); ++i)
       for (int k = stages_[i]->slots() - 1; k >= 0; --k) free_[i].push_back(k);
@@ -176,10 +195,34 @@ class RelayScheduler final : public BatchedRelay {
     SchedulerStep did;
     retire_cancelled();
     admit();
-    // Rows in stage order: rows of one adapter sit together (one LoRA product per stage).
+    // Rows in stage order: rows of one adapter sit together (one LoRA product per stage); the
+    // shared sequence's base rows first.
     std::vector<Request*> in_batch;
     rows_.clear();
     int tokens = 0;
+    for (Request* r : order_) {
+      if (r->done || r->shared_slot < 0 || r->shared_in >= r->shared_input.size()) continue;
+      if (static_cast<int>(rows_.size()) >= opt_.max_rows) break;
+      const std::size_t left = r->shared_input.size() - r->shared_in;
+      const int chunk = static_cast<int>(
+          std::min<std::size_t>(left, static_cast<std::size_t>(opt_.max_tokens - tokens)));
+      if (chunk <= 0) continue;
+      const KvTarget t = KvTarget::in_slot(r->shared_slot);
+      const Row row{&shared_->base_slice(),
+                    &shared_->cache_for_batch(),
+                    t,
+                    shared_->cache().position(t),
+                    std::span<const std::int32_t>(r->shared_input).subspan(r->shared_in,
+                                                                          static_cast<std::size_t>(chunk)),
+                    false,
+                    kAdapterNever};
+      if (!guard(r, [&] { check_batch_row(stages_[0]->model(), row); })) continue;
+      rows_.push_back(row);
+      in_batch.push_back(r);
+      r->chunk = chunk;
+      tokens += chunk;
+      ++did.prefill_rows;
+    }
     for (std::size_t stage = 0; stage < stages_.size(); ++stage) {
       for (Request* r : order_) {
         if (r->done || !r->session || r->stage != static_cast<int>(stage)) continue;
@@ -265,6 +308,11 @@ class RelayScheduler final : public BatchedRelay {
     int chunk = 0;      ///< ids of this step's prefill row
     int adapter_from = kAdapterFromSlice;  ///< the stage's activation start for this input
     bool needs_forward = false;
+    // The shared sequence's slot (a relay of activated adapters), held for the whole request,
+    // and what the base still has to append there before the next stage starts.
+    int shared_slot = -1;
+    std::vector<std::int32_t> shared_input;
+    std::size_t shared_in = 0;  ///< ids of shared_input already appended
     std::size_t seen = 0;  ///< accepted ids already given to on_token
     clock::time_point stage_t0;
     StageRun run;
@@ -275,6 +323,7 @@ class RelayScheduler final : public BatchedRelay {
   void admit() {
     for (Request* r : order_) {
       if (r->done || r->session) continue;
+      if (shared_ && !admit_shared(r)) continue;
       const int i = r->cursor.stage();
       if (free_[static_cast<std::size_t>(i)].empty()) continue;
       StageT& st = *stages_[static_cast<std::size_t>(i)];
@@ -288,12 +337,13 @@ class RelayScheduler final : public BatchedRelay {
                       "': token id ", r->input[k], " at index ", k,
                       " is outside the vocabulary [0, ", vocab, ")");
         const int cap = r->options.capped_stage == i ? r->options.max_new : 0;
-        r->adapter_from = st.activation_start(r->input);
-        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap));
+        const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
+        r->adapter_from = st.activation_start(r->input, ss);
+        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap, ss));
         free_[static_cast<std::size_t>(i)].pop_back();
         r->stage = i;
         r->slot = slot;
-        r->start = st.cache().prefix_length();
+        r->start = st.cache().position(KvTarget::in_slot(slot));
         r->prefilled = 0;
         r->seen = 0;
         r->stage_t0 = clock::now();
@@ -303,6 +353,28 @@ class RelayScheduler final : public BatchedRelay {
         ++events_;
       });
     }
+  }
+
+  /// A relay with a shared sequence: whether `r` may start its next stage now. A new request
+  /// first takes a free shared slot (rewound, its opening queued); a request whose opening or
+  /// last turn is still being appended waits for it.
+  bool admit_shared(Request* r) {
+    if (r->shared_slot < 0) {
+      if (free_shared_.empty()) return false;
+      const int ss = free_shared_.back();
+      const bool ok = guard(r, [&] {
+        shared_->cache_for_batch().rewind(ss);
+        shared_->restart(ss);
+        r->shared_input = r->cursor.assemble(shared_->opening());
+        r->shared_in = 0;
+      });
+      if (!ok) return false;
+      free_shared_.pop_back();
+      r->shared_slot = ss;
+      ++events_;
+      return false;  // its opening goes first
+    }
+    return r->shared_in >= r->shared_input.size();
   }
 
   /// Adds `r`'s row, after the forward's own checks on it alone (a bad row fails `r` only).
@@ -335,6 +407,15 @@ class RelayScheduler final : public BatchedRelay {
       const bool has_logits = rows_[k].logits;
       const auto row = has_logits ? logits.subspan(next_row++ * V, V) : decltype(logits){};
       if (r->done) continue;
+      if (!r->session) {  // a base row of the shared sequence
+        const auto part = std::span<const std::int32_t>(r->shared_input)
+                              .subspan(r->shared_in, static_cast<std::size_t>(r->chunk));
+        shared_->appended(r->shared_slot, part);
+        r->shared_in += part.size();
+        r->cursor.result().shared_tokens += static_cast<int>(part.size());
+        ++events_;
+        continue;
+      }
       auto& dec = r->session->decoder();
       if (r->prefilled < static_cast<int>(r->input.size())) {
         r->prefilled += r->chunk;
@@ -371,7 +452,18 @@ class RelayScheduler final : public BatchedRelay {
   void end_stage(Request* r) {
     DecodeResult g = r->session->finish();
     r->run.ms = std::chrono::duration<double, std::milli>(clock::now() - r->stage_t0).count();
+    StageT& st = *stages_[static_cast<std::size_t>(r->stage)];
     release_slot(r);
+    if (shared_) {
+      // The stage's turn, for the base to append before the next stage starts (dropped when
+      // the relay ends here).
+      r->shared_input.clear();
+      if (st.shared_sequence()) r->shared_input = r->input;
+      r->shared_input.insert(r->shared_input.end(), g.ids.begin(), g.ids.end());
+      const auto end = shared_->turn_end();
+      r->shared_input.insert(r->shared_input.end(), end.begin(), end.end());
+      r->shared_in = 0;
+    }
     r->cursor.record(std::move(r->run), std::move(g));
     if (r->options.on_stage) r->options.on_stage(r->ticket, r->cursor.result().runs.back());
     if (r->cursor.done()) complete(r);
@@ -412,6 +504,10 @@ class RelayScheduler final : public BatchedRelay {
 
   void complete(Request* r) {
     r->done = true;
+    if (r->shared_slot >= 0) {
+      free_shared_.push_back(r->shared_slot);
+      r->shared_slot = -1;
+    }
     ++events_;
     RelayResult res = std::move(r->cursor.result());
     res.total_ms = std::chrono::duration<double, std::milli>(clock::now() - r->t0).count();
@@ -437,6 +533,8 @@ class RelayScheduler final : public BatchedRelay {
   SchedulerOptions opt_;
   Workspace<B> ws_;                     // the batched forward's activations
   std::vector<std::vector<int>> free_;  // each stage's free slots
+  Shared* shared_ = nullptr;            // the relay's shared sequence, if its stages read one
+  std::vector<int> free_shared_;        // ... and its free slots
   std::map<Ticket, std::unique_ptr<Request>> live_;
   std::vector<Request*> order_;  // live requests in arrival order
   std::map<Ticket, RelayResult> finished_;

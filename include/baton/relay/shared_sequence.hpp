@@ -148,6 +148,8 @@ class SharedSequence final : public SharedSequenceBase<typename Model::backend> 
   Cache& cache_for_batch() { return cache_; }
   /// The empty slice the base runs as.
   const Slice& base_slice() const { return base_; }
+  /// The batch scheduler rewound `slot` itself (KvBuffer::rewind): its ids back to the prefix.
+  void restart(int slot) { at(slot).assign(prefix_.begin(), prefix_.end()); }
   /// Records `tokens` as appended to `slot` by a caller that ran their forward itself (the
   /// batch scheduler), so ids() stays the sequence's tokens.
   void appended(int slot, std::span<const std::int32_t> tokens) {
