@@ -4,9 +4,12 @@
 
   PY=$(scripts/pyenv.sh)
   $PY training/train.py --out models/word-problems --seed 1
+  $PY training/train.py --out models/word-problems --seed 1 --activated
 
 Reads <out>/relay.json (the stage formats); writes <out>/tokenizer.json, config.json,
 model.safetensors (bf16), adapters/{extract,reason,verify}/ (PEFT LoRA, f32) and heldout.jsonl.
+--activated reads <out>/relay-activated.json instead and trains the same three adapters as
+activated LoRA (aLoRA) on the existing tokenizer and base, into adapters-activated/.
 See training/README.md.
 """
 import argparse
@@ -28,7 +31,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import problems as P  # noqa: E402
-from relay_format import RelayFormat  # noqa: E402
+from relay_format import ActivatedRelayFormat, RelayFormat  # noqa: E402
 
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
                r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
@@ -137,41 +140,50 @@ def verify_text(own_worked, candidate_result):
     return f"{own_worked} vs {candidate_result}\n{verdict}"
 
 
-def stage_examples(rng, fmt, train, held=frozenset()):
-    """(ids, n_context) training sequences per stage, built exactly as baton builds them."""
+def stage_examples(rng, fmt, train, held=frozenset(), later_rng=None, verify_later=0.0):
+    """(ids, n_context) training sequences per stage, built exactly as baton builds them.
+
+    Each example is the stage's target after the stage runs that came before it in the request
+    (the transcript: [(stage, output text)], in order), rendered by `fmt` (relay.json reads the
+    latest outputs as out / feedback; relay-activated.json reads every turn). With
+    `verify_later`, that share of verify's examples (drawn from `later_rng`, so that `rng`'s
+    draws and with them every other example stay as they are) sees its candidate in cycle 2:
+    after a wrong first try and verify's FAIL about it. relay.json's verify reads only the
+    latest candidate, so there it renders the same ids either way."""
     ex = {"extract": [], "reason": [], "verify": []}
     for pr in train:
         q = pr["question"]
         a, op, b = pr["facts"].split(" ")
         a, b = int(a), int(b)
-        ex["extract"].append(fmt.example("extract", q, pr["facts"]))
+        facts = [("extract", pr["facts"])]
+        ex["extract"].append(fmt.example_after("extract", q, pr["facts"]))
         # reason: cycle 1 reads the facts; later cycles also read its own last answer and what
         # verify wrote about it (its own working and the verdict), and must give the right one.
         r = rng.random()
         if r < 0.45:  # cycle 1
-            ex["reason"].append(fmt.example("reason", q, pr["worked"], outs={"extract": pr["facts"]}))
+            before = facts
         elif r < 0.8:  # its wrong answer came back with FAIL
             wrong = wrong_answer(rng, a, op, b, held)
-            ex["reason"].append(fmt.example(
-                "reason", q, pr["worked"], outs={"extract": pr["facts"]},
-                feedback={"reason": wrong, "verify": verify_text(pr["worked"], result_of(wrong))}))
+            before = facts + [("reason", wrong), ("verify", verify_text(pr["worked"], result_of(wrong)))]
         elif r < 0.95:  # extract was wrong too: restate from the question
             wrong = wrong_answer(rng, a, op, b, held)
-            ex["reason"].append(fmt.example(
-                "reason", q, pr["worked"], outs={"extract": wrong.split(" = ")[0]},
-                feedback={"reason": wrong, "verify": verify_text(pr["worked"], result_of(wrong))}))
+            before = [("extract", wrong.split(" = ")[0]), ("reason", wrong),
+                      ("verify", verify_text(pr["worked"], result_of(wrong)))]
         else:  # verify miscomputed and failed a right answer: say it again
             slip = wrong_answer(rng, a, op, b, held)
-            ex["reason"].append(fmt.example(
-                "reason", q, pr["worked"], outs={"extract": pr["facts"]},
-                feedback={"reason": pr["worked"], "verify": f"{slip} vs {pr['answer']}\nFAIL"}))
+            before = facts + [("reason", pr["worked"]), ("verify", f"{slip} vs {pr['answer']}\nFAIL")]
+        ex["reason"].append(fmt.example_after("reason", q, pr["worked"], before))
         # verify: half right candidates, half wrong ones
         if rng.random() < 0.5:
             cand = pr["worked"]
         else:
             cand = wrong_answer(rng, a, op, b, held)
-        ex["verify"].append(fmt.example("verify", q, verify_text(pr["worked"], result_of(cand)),
-                                        outs={"reason": cand}))
+        before = facts
+        if verify_later and later_rng.random() < verify_later:  # cycle 2: corrected or still wrong
+            first = wrong_answer(later_rng, a, op, b, held)
+            before = facts + [("reason", first), ("verify", verify_text(pr["worked"], result_of(first)))]
+        ex["verify"].append(fmt.example_after("verify", q, verify_text(pr["worked"], result_of(cand)),
+                                              before + [("reason", cand)]))
     return ex
 
 
@@ -286,12 +298,39 @@ def weighted_loss(model, ids, mask, labels, last_word_weight):
     return (ce * weight).sum() / weight.sum()
 
 
-def train_adapter(base, name, examples, hp, seed, pad):
-    from peft import LoraConfig, get_peft_model
+def lora_config(hp, invocation=None):
+    """The adapters' LoRA config; with `invocation` (token ids) an activated LoRA, which applies
+    from the last occurrence of those ids in its input on."""
+    from peft import LoraConfig
+    return LoraConfig(r=hp["lora_r"], lora_alpha=hp["lora_alpha"], lora_dropout=0.0, bias="none",
+                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                      "down_proj"], task_type="CAUSAL_LM", alora_invocation_tokens=invocation)
+
+
+def check_activation(fmt, ex, hp, pad):
+    """Where PEFT will switch each activated adapter on, computed by PEFT itself on the padded
+    training batches, is where the format put the stage's invocation: the start of the last
+    occurrence, just before the target (every earlier id, earlier invocations of the same stage
+    included, is the base model's)."""
+    from peft.tuners.lora.variants import calculate_alora_offsets
+    n = 0
+    for name, examples in ex.items():
+        inv = fmt.invocation_ids(name)
+        peft_config = {"default": lora_config(hp, inv)}
+        for i in range(0, len(examples), hp["lora_batch"]):
+            batch = examples[i: i + hp["lora_batch"]]
+            ids, _, _ = pad_batch(batch, pad)
+            got = calculate_alora_offsets(peft_config, "default", ids)
+            want = [ids.shape[1] - (nctx - len(inv)) for _, nctx in batch]
+            assert got == want, f"{name}: PEFT activates at {got}, the format at {want}"
+            n += len(batch)
+    log(f"activation: PEFT starts each adapter at its last invocation in all {n} sequences")
+
+
+def train_adapter(base, name, examples, hp, seed, pad, invocation=None):
+    from peft import get_peft_model
     torch.manual_seed(seed)
-    cfg = LoraConfig(r=hp["lora_r"], lora_alpha=hp["lora_alpha"], lora_dropout=0.0, bias="none",
-                     target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                                     "down_proj"], task_type="CAUSAL_LM")
+    cfg = lora_config(hp, invocation)
     model = get_peft_model(copy.deepcopy(base), cfg)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=hp["lora_lr"], weight_decay=0.0)
@@ -353,7 +392,14 @@ def main():
     ap.add_argument("--stages", default="extract,reason,verify",
                     help="which adapters to train (comma-separated; others are left as they are)")
     ap.add_argument("--check", type=int, default=30, help="PyTorch exact-match check on N held-out")
+    ap.add_argument("--activated", action="store_true",
+                    help="activated adapters (aLoRA) for <out>/relay-activated.json, written where it "
+                         "names them (adapters-activated/); implies --skip-base")
     args = ap.parse_args()
+    if args.activated:
+        args.skip_base = True
+    relay_file = os.path.join(args.out, "relay-activated.json" if args.activated else "relay.json")
+    Format = ActivatedRelayFormat if args.activated else RelayFormat
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
     hp = dict(HP)
@@ -377,22 +423,35 @@ def main():
 
     # tokenizer
     t = time.time()
-    with open(os.path.join(out, "relay.json"), encoding="utf-8") as f:
-        relay = json.load(f)
-    format_texts = []
-    for s in relay["stages"]:
-        format_texts.append(s["system"])
-        format_texts += [seg["text"] for seg in s["input"] if "text" in seg]
-    format_texts += ["PASS", "FAIL"]
     if not args.skip_base:
+        with open(os.path.join(out, "relay.json"), encoding="utf-8") as f:
+            relay = json.load(f)
+        format_texts = []
+        for s in relay["stages"]:
+            format_texts.append(s["system"])
+            format_texts += [seg["text"] for seg in s["input"] if "text" in seg]
+        format_texts += ["PASS", "FAIL"]
         tok = train_tokenizer(docs + format_texts * 50, hp["vocab"])
         tok.save(os.path.join(out, "tokenizer.json"))
     tok = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
-    fmt = RelayFormat(os.path.join(out, "relay.json"), tok)
+    fmt = Format(relay_file, tok)
     times["tokenizer"] = time.time() - t
     log(f"tokenizer: {tok.get_vocab_size()} ids ({times['tokenizer']:.1f} s)")
-    ex = stage_examples(random.Random(args.seed + 7), fmt, train, held)
+    # the activated adapters also see verify in later cycles (relay.json's verify reads only the
+    # latest candidate, so the share would change nothing there)
+    later = 0.25 if args.activated else 0.0
+    t = time.time()
+    ex = stage_examples(random.Random(args.seed + 7), fmt, train, held,
+                        random.Random(args.seed + 11), later)
     audit(docs + [tok.decode(ids) for stage in ex.values() for ids, _ in stage], held)
+    pad = tok.token_to_id("<|endoftext|>")
+    # held-out sequences for --check, in the same mixture
+    hex_ = stage_examples(random.Random(args.heldout_seed + 7), fmt, heldout,
+                          later_rng=random.Random(args.heldout_seed + 11), verify_later=later)
+    if args.activated:
+        check_activation(fmt, ex, hp, pad)
+        check_activation(fmt, hex_, hp, pad)
+    times["sequences"] = time.time() - t
 
     # base
     t = time.time()
@@ -418,17 +477,16 @@ def main():
     log(f"base done ({times['base']:.1f} s)")
 
     # adapters
-    hex_ = stage_examples(random.Random(args.heldout_seed + 7), fmt, heldout)
-    pad = tok.token_to_id("<|endoftext|>")
     for i, name in enumerate(("extract", "reason", "verify")):
         if name not in args.stages.split(","):
             continue
         t = time.time()
-        model = train_adapter(base, name, ex[name], hp, args.seed + 100 + i, pad)
+        invocation = fmt.invocation_ids(name) if args.activated else None
+        model = train_adapter(base, name, ex[name], hp, args.seed + 100 + i, pad, invocation)
         # PEFT records the path the base was loaded from (a scratch folder here); name the
         # bundled model instead, which is what baton compares it with (lora/base_model_check.hpp).
         model.peft_config["default"].base_model_name_or_path = "word-problems"
-        d = os.path.join(out, "adapters", name)
+        d = os.path.join(out, fmt.stages[name]["adapter"])  # adapters[-activated]/<name>
         model.save_pretrained(d, safe_serialization=True)
         sort_target_modules(d)
         if os.path.exists(os.path.join(d, "README.md")):
