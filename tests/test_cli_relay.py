@@ -8,8 +8,10 @@ checked stage by stage against `baton generate` on the whole sequence (prefix + 
 input, fresh cache, no prefix region): the pre-warmed relay must give the same ids. Then the
 text path: a byte-level ChatML tokenizer.json written here turns a question into ids, and
 stage 0 must equal `baton generate` on the ChatML prefix + the tokenized question. Many
-requests at once (--requests, the batch scheduler) must each equal their single run. Finally
-error paths (exit status and message)."""
+requests at once (--requests, the batch scheduler) must each equal their single run. The demo's
+relay of activated adapters (models/word-problems/relay-activated.json: one shared sequence)
+answers a held-out question, counts its shared and prefill tokens, and gives each request the
+same ids batched as alone. Finally error paths (exit status and message)."""
 import json
 import os
 import subprocess
@@ -230,6 +232,37 @@ if rc == 0:
           f"ids past the tokenizer: exit 0, exact ids, no text for them ({err.strip()})")
     rc, out, err = run("relay", "--config", pad_cfg, question)
     check(rc == 0 and "verdict" in out, f"the same in plain output ({err.strip()})")
+
+# --- the demo's activated relay: one shared sequence (relay-activated.json) -------------------
+demo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "word-problems")
+act_cfg = os.path.join(demo, "relay-activated.json")
+questions = ["Mia has 7 pears and buys 5 more. How many pears does she have?",
+             "Anna has 5 flowers and Ella has 3 flowers. How many flowers do they have together?",
+             "Leo has 9 apples and eats 4 of them. How many apples are left?"]
+singles = []
+for q in questions:
+    rc, out, err = run("relay", "--config", act_cfg, q, "--json")
+    singles.append(json.loads(out) if rc == 0 else {})
+    check(rc == 0, f"activated relay on {q!r}: exit 0 ({err.strip()})")
+r0 = singles[0]
+if r0:
+    texts = {s["name"]: s["text"] for s in r0["stages"]}
+    check(r0["verdict"] == "pass" and texts.get("reason") == "7 + 5 = 12",
+          f"activated relay: reason says 7 + 5 = 12 and the gate passes ({texts})")
+    # The opening (the request in its template) once, then extract's and reason's turns.
+    check(r0["shared_tokens"] > 0 and all(s["input_tokens"] > 0 for s in r0["stages"]),
+          f"activated relay: the base appended {r0['shared_tokens']} shared tokens")
+    check(r0["prefill_tokens"] == r0["shared_tokens"] + sum(s["input_tokens"] for s in r0["stages"]),
+          "activated relay: prefill tokens = shared + every stage's own input")
+reqs = os.path.join(work, "activated-requests.jsonl")
+with open(reqs, "w") as f:
+    for q in questions:
+        f.write(json.dumps({"text": q}) + "\n")
+rc, out, err = run("relay", "--config", act_cfg, "--requests", reqs, "--concurrency", "2", "--json")
+lines = [json.loads(x) for x in out.splitlines() if x.startswith('{"request"')]
+check(rc == 0 and len(lines) == 3 and all(
+    [s["ids"] for s in lines[k]["stages"]] == [s["ids"] for s in singles[k].get("stages", [])]
+    for k in range(3)), f"activated relay batched (--requests, 2 slots): each as run alone ({err.strip()})")
 
 # --- errors ----------------------------------------------------------------------------------
 bad = dict(spec)

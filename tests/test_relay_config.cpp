@@ -387,3 +387,83 @@ TEST_CASE("\"storage\": the base model quantized at load; another value names th
   }
   CHECK(r.output(0) == want);
 }
+
+TEST_CASE("\"shared\": a relay of activated adapters from JSON, run alone and batched") {
+  RelayFixture f("json_shared");
+  const std::vector<std::vector<int>> inv = {{50, 51}, {52, 53, 54}};
+  std::vector<TinyAdapter> act;
+  for (int k = 0; k < 2; ++k) {
+    TinyAdapterSpec s{.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj", "down_proj"},
+                      .seed = 70u + k};
+    s.invocation = inv[k];
+    act.push_back(make_tiny_adapter(f.tm.cfg, s));
+    write_tiny_adapter(act.back(), f.dir / ("act" + std::to_string(k)));
+  }
+  json j = {{"model", "model"},
+            {"shared",
+             {{"prefix", {3, 14, 15}},
+              {"input", {{{"ids", {60}}}, {{"request", true}}, {{"ids", {61}}}}},
+              {"turn_end", {62}}}},
+            {"stages",
+             {{{"name", "a"}, {"adapter", "act0"}, {"max_new", 5}},  // the adapter's invocation
+              {{"name", "b"}, {"adapter", "act1"}, {"invocation", {52, 53, 54}}, {"max_new", 6}}}},
+            {"max_request_tokens", 16}};
+  std::ofstream(f.dir / "relay.json") << j.dump(2);
+  const auto relay = build_relay(load_relay_spec(f.dir / "relay.json"));
+  relay->prewarm();
+  const auto req = kRequestIds();
+  const RelayResult r = relay->run(req);
+  // The naive model on each stage's whole input: the shared sequence so far + the invocation.
+  const auto naive = [&](int k, std::vector<int> whole, int n) {
+    const auto out = NaiveModel(f.tm, &act[static_cast<std::size_t>(k)]).greedy(whole, n);
+    return std::vector<std::int32_t>(out.begin(), out.end());
+  };
+  std::vector<int> seq = {3, 14, 15, 60};
+  seq.insert(seq.end(), req.begin(), req.end());
+  seq.push_back(61);
+  auto whole = seq;
+  whole.insert(whole.end(), inv[0].begin(), inv[0].end());
+  const auto a = naive(0, whole, 5);
+  CHECK(r.output(0) == a);
+  whole.insert(whole.end(), a.begin(), a.end());
+  whole.push_back(62);
+  whole.insert(whole.end(), inv[1].begin(), inv[1].end());
+  CHECK(r.output(1) == naive(1, whole, 6));
+  CHECK(r.shared_tokens == 7 + 2 + 5 + 1);
+  // The batch scheduler over the same relay: the same ids.
+  auto batched = relay->batched({.max_rows = 4, .max_tokens = 4});
+  const Ticket t = batched->submit(req);
+  batched->run();
+  const auto b = batched->take(t);
+  REQUIRE(b.has_value());
+  CHECK(b->output(0) == r.output(0));
+  CHECK(b->output(1) == r.output(1));
+
+  SUBCASE("errors name the file and the field") {
+    json e = j;
+    e["stages"][0]["adapter"] = "adapter0";  // a plain LoRA
+    std::ofstream(f.dir / "plain.json") << e.dump(2);
+    CHECK_THROWS_WITH_AS(build_relay(load_relay_spec(f.dir / "plain.json")),
+                         doctest::Contains("stage 'a' reads the shared sequence (no 'input'), so "
+                                           "its adapter must be an activated LoRA"),
+                         config_error);
+    e = j;
+    e["shared"]["input"] = {{{"out", "a"}}};
+    CHECK_THROWS_WITH_AS(parse(e), doctest::Contains("field 'shared'.input[0]: the shared sequence"),
+                         config_error);
+    e = j;
+    e["shared"]["input"] = {{{"ids", {1}}}};
+    CHECK_THROWS_WITH_AS(parse(e), doctest::Contains("holds no {\"request\": true}"), config_error);
+    e = j;
+    e["stages"][1]["input"] = {{{"request", true}}};
+    CHECK_THROWS_WITH_AS(parse(e), doctest::Contains("stages[1] ('b'): 'invocation' belongs to"),
+                         config_error);
+    e = j;
+    e["stages"][0]["prefix"] = {1};
+    CHECK_THROWS_WITH_AS(parse(e), doctest::Contains("drop 'prefix', 'system' and 'examples'"),
+                         config_error);
+    e = j;
+    e["stages"][1]["invocation"] = json::array();
+    CHECK_THROWS_AS(parse(e), config_error);
+  }
+}

@@ -132,6 +132,7 @@ int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int
                             {"verdict", verdict_name(r.verdict)},
                             {"cycles", r.cycles},
                             {"total_ms", r.total_ms},
+                            {"prefill_tokens", r.prefill_tokens()},
                             {"stages", nlohmann::json::array()}};
       if (!r.error.empty()) out["error"] = r.error;
       for (const StageRun& s : r.runs) {
