@@ -79,6 +79,7 @@ inline std::vector<std::int32_t> stage_input(const baton::RelaySpec& spec, int s
         ids.insert(ids.end(), outputs[g.stage].begin(), outputs[g.stage].end());
         break;
       case baton::Segment::Kind::feedback:
+      case baton::Segment::Kind::shared:  // the plain relay's stages read no shared sequence
         break;
     }
   }
