@@ -6,7 +6,7 @@ latency, side by side in one run.
 
 usage: alora_bench.py --baton BIN --work DIR [--model-dir HF] [--llama-server BIN] [--gguf FILE]
                       [--rounds 7] [--repeat 3] [--threads 2] [--request 512] [--max-new 24,16,32]
-                      [--storage bf16] [--out FILE.json]
+                      [--storage bf16] [--bf16-products] [--skip-peft] [--out FILE.json]
 
 Runs under the reference python (scripts/pyenv.sh: torch, transformers, peft). On the 156M
 benchmark model (random weights; benchmarks/llama_cpp/models.py makes it) peft makes three
@@ -92,9 +92,11 @@ def make_adapters(model_dir, work, invocations):
     return dirs
 
 
-def relay_files(work, model_dir, dirs, prefix, invocations, turn_end, max_new, request_len, storage, threads):
+def relay_files(work, model_dir, dirs, prefix, invocations, turn_end, max_new, request_len, storage, threads,
+                bf16_products=False):
     """The two relay files (and the prefill-cost ones) for `storage`."""
-    common = {"model": str(model_dir), "storage": storage, "host": {"threads": threads},
+    common = {"model": str(model_dir), "storage": storage,
+              "host": {"threads": threads, "bf16_products": bf16_products},
               "max_cycles": 1, "max_request_tokens": request_len}
     activated = dict(common, shared={"prefix": prefix, "input": [{"request": True}], "turn_end": turn_end},
                      stages=[{"name": f"s{k}", "adapter": str(dirs["activated"][k]), "invocation": invocations[k],
@@ -238,6 +240,8 @@ def main():
     ap.add_argument("--max-new", default="24,16,32")
     ap.add_argument("--storage", default="bf16")
     ap.add_argument("--skip-peft", action="store_true")
+    ap.add_argument("--bf16-products", action="store_true",
+                    help="baton's bf16 prefill products on AVX512-BF16 (activations rounded to bf16, as llama.cpp's)")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     work = Path(a.work)
@@ -253,7 +257,8 @@ def main():
 
     log("adapters (peft)")
     dirs = make_adapters(model_dir, work, invocations)
-    report = {"model": str(model_dir), "storage": a.storage, "threads": a.threads, "request": a.request,
+    report = {"model": str(model_dir), "storage": a.storage, "bf16_products": a.bf16_products,
+              "threads": a.threads, "request": a.request,
               "max_new": max_new, "prefix": PREFIX_LEN, "invocation": INVOCATION_LEN}
 
     if not a.skip_peft:
@@ -265,7 +270,8 @@ def main():
         report["peft_equal"] = equal
         log(f"  stages equal to peft: {equal}")
 
-    files = relay_files(work, model_dir, dirs, prefix, invocations, turn_end, max_new, a.request, a.storage, a.threads)
+    files = relay_files(work, model_dir, dirs, prefix, invocations, turn_end, max_new, a.request, a.storage, a.threads,
+                        a.bf16_products)
     server = None
     if a.llama_server:
         src = Path(a.llama_server).resolve().parents[2] / "src"
