@@ -23,7 +23,8 @@
 // outputs chained as the relay chains them), on the host and on the host grid: every run's ids
 // equal peft's, and the base computed the opening and each turn once. Mutation check
 // (2026-12-04): the shared tail left out of a linked slot's read span -> every run of both
-// backends fails.
+// backends fails; the shared sequence's workspaces not sized at its pre-warm -> the host grid's
+// request allocates ("grid_allocations == 0").
 //
 // Mutation checks of the aLoRA gate (2026-12-04), each alone, this program rebuilt (all failed):
 //   the first occurrence of the invocation instead of the last  -> 'twice' (single, batched)
@@ -234,7 +235,8 @@ std::vector<std::vector<std::int32_t>> run_scheduled(
 /// backend B: a SharedSequence with the relay's common prefix and opening, three stages reading
 /// it, two cycles. On the host grid the stages decode in the device-resident loop.
 template <class B>
-RelayResult run_shared_relay(const fs::path& root, const nlohmann::json& relay) {
+RelayResult run_shared_relay(const fs::path& root, const nlohmann::json& relay,
+                             long* allocations = nullptr) {
   using Model = BaseModel<B, f32, family::Qwen2>;
   using Slice = LoraSlice<kRuntimeRankBound, B>;
   using Cache = KvBuffer<layout::HeadMajor<f32, 64>, B>;
@@ -262,7 +264,15 @@ RelayResult run_shared_relay(const fs::path& root, const nlohmann::json& relay) 
   }
   RelayEngine<B> engine(std::move(ptrs));
   engine.prewarm();
-  return engine.run(ids("request"), {.max_cycles = 2, .loop_from = 1, .gate = never()});
+  if constexpr (RelayEngine<B>::kSharedContext) {
+    // Everything a request needs was sized by the pre-warm: the request allocates nothing.
+    const long before = engine.context()->counters().allocations;
+    RelayResult r = engine.run(ids("request"), {.max_cycles = 2, .loop_from = 1, .gate = never()});
+    if (allocations) *allocations = engine.context()->counters().allocations - before;
+    return r;
+  } else {
+    return engine.run(ids("request"), {.max_cycles = 2, .loop_from = 1, .gate = never()});
+  }
 }
 
 /// Compares `got` with case `c` of the reference (its ids up to a near-tie, every compared
@@ -324,9 +334,12 @@ TEST_CASE("relays of activated adapters on one shared sequence: every run's ids 
   REQUIRE(ref.at("relays").size() == 2);  // Qwen2 and Llama
   for (const nlohmann::json& relay : ref.at("relays")) {
     const std::string model = relay.at("model").get<std::string>();
+    long grid_allocations = -1;
+    const RelayResult on_grid = run_shared_relay<host_grid>(root, relay, &grid_allocations);
+    CHECK(grid_allocations == 0);  // the pre-warms sized the linked slots' and the shared scratch
     for (const auto& [where, got] :
          {std::pair{std::string("host"), run_shared_relay<host>(root, relay)},
-          std::pair{std::string("host grid (device loop)"), run_shared_relay<host_grid>(root, relay)}}) {
+          std::pair{std::string("host grid (device loop)"), on_grid}}) {
       CAPTURE(model);
       CAPTURE(where);
       const auto& runs = relay.at("runs");

@@ -231,18 +231,21 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
 /// prefill of up to the cache's larger region (in passes of GridScratch::chunk_tokens), the
 /// device loop of `max_new` tokens and the hand-off's ids. Stage::prewarm calls it for every
 /// slot's workspace, so no request allocates afterwards (each allocation could synchronise the
-/// device; the counters in ExecCounters show it).
+/// device; the counters in ExecCounters show it). `reach`: the positions a slot can reach when
+/// that is more than the cache's own regions (a slot reading a relay's shared sequence starts
+/// after it: KvBuffer::rewind_onto); attention's splits are sized for it.
 template <class Model, class Slice, class Cache>
 requires HasDeviceLoop<typename Model::backend>
 void reserve_device_run(const Model& model, const Cache& cache,
-                        Workspace<typename Model::backend>& ws, int max_new) {
+                        Workspace<typename Model::backend>& ws, int max_new, int reach = 0) {
   using Exec = typename BackendOps<typename Model::backend>::exec;
   using Ops = GridForwardOps<Model, Slice, Cache, Exec>;
   const KvShape& shape = cache.shape();
   const int longest = std::max({shape.prefix_capacity, shape.tail_capacity, 1});
   auto& s = ws.extras.scratch();
   Ops::reserve(ws, model.config(),
-               kernels::attention_splits(shape.prefix_capacity + shape.tail_capacity),
+               kernels::attention_splits(
+                   std::max(shape.prefix_capacity + shape.tail_capacity, reach)),
                std::min(longest, pass_tokens(s)), 1, longest);
   ws.extras.grow(s.loop, kernels::kLoopStateWords + static_cast<std::size_t>(std::max(max_new, 0)));
 }

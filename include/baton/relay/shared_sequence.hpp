@@ -27,6 +27,7 @@
 #include "baton/core/error.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/lora/activation.hpp"
+#include "baton/model/device_loop.hpp"
 #include "baton/model/forward.hpp"
 #include "baton/model/workspace.hpp"
 #include "baton/relay/segments.hpp"
@@ -100,6 +101,10 @@ class SharedSequence final : public SharedSequenceBase<typename Model::backend> 
 
   void prewarm() override {
     warm_ = false;
+    // Scratch for the longest append, sized now: no request allocates (on CUDA an allocation
+    // could synchronise the device).
+    if constexpr (HasDeviceLoop<backend>)
+      for (auto& ws : workspaces_) reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, 0);
     cache_.reset_prefix();
     if (!prefix_.empty())
       forward(*model_, workspaces_[0], base_, cache_, KvTarget::prefix(), 0,

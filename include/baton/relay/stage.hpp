@@ -149,9 +149,15 @@ class Stage final : public StageBase<typename Model::backend> {
     check_prefix_fits();
     // Scratch for every run a slot can serve (prefix, longest input, max_new), sized now: no
     // request allocates (on CUDA an allocation could synchronise the device).
-    if constexpr (HasDeviceLoop<backend>)
+    if constexpr (HasDeviceLoop<backend>) {
+      // A slot reading a shared sequence reaches past it: its whole room, then this tail.
+      const int reach = shared_cache_ ? shared_cache_->shape().prefix_capacity +
+                                            shared_cache_->shape().tail_capacity +
+                                            cache_.shape().tail_capacity
+                                      : 0;
       for (auto& ws : workspaces_)
-        reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, limits_.max_new);
+        reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, limits_.max_new, reach);
+    }
     cache_.reset_prefix();  // the only place positions go back to 0
     if (!prefix_.empty()) {
       // An activated slice's prefix is adapted from its invocation in the prefix alone, if any.
