@@ -241,7 +241,8 @@ RelayResult run_shared_relay(const fs::path& root, const nlohmann::json& relay,
   using Slice = LoraSlice<kRuntimeRankBound, B>;
   using Cache = KvBuffer<layout::HeadMajor<f32, 64>, B>;
   using Ids = std::vector<std::int32_t>;
-  const Model model = load_model<B, f32, family::Qwen2>(root / relay.at("model").get<std::string>());
+  const Model model =
+      load_model<B, f32, family::Qwen2>(root / relay.at("model").get<std::string>());
   const auto ids = [&](const char* key) { return relay.at(key).get<Ids>(); };
   SharedSequence<Model, Slice, Cache> shared(
       model, KvShape{.prefix_capacity = 8, .tail_capacity = 160, .slots = 1}, ids("prefix"),
@@ -257,7 +258,8 @@ RelayResult run_shared_relay(const fs::path& root, const nlohmann::json& relay,
         "s" + std::to_string(k), model,
         Slice::load(root / relay.at("adapters")[k].get<std::string>(), model),
         KvShape{.prefix_capacity = 0, .tail_capacity = 16, .slots = 1}, Ids{},
-        wire::DynamicInput{{Segment{Segment::Kind::shared}, Segment{Segment::Kind::literal, -1, inv}}},
+        wire::DynamicInput{
+            {Segment{Segment::Kind::shared}, Segment{Segment::Kind::literal, -1, inv}}},
         StageLimits{.max_new = relay.at("max_new")[k].get<int>()}));
     stages.back()->read_shared(shared);
     ptrs.push_back(stages.back().get());
@@ -373,7 +375,7 @@ TEST_CASE("host grid: models made by transformers + peft, greedy ids and every s
   const auto logits = io::TensorSource::open_file(root / "reference.safetensors");
   REQUIRE(cases.size() > 0);
 
-  std::map<std::string, Worst> worst;  // by model folder (family x storage)
+  std::map<std::string, Worst> worst;                     // by model folder (family x storage)
   std::map<std::string, std::vector<std::size_t>> alora;  // aLoRA cases by model folder
   int compared_steps = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -393,8 +393,8 @@ TEST_CASE("\"shared\": a relay of activated adapters from JSON, run alone and ba
   const std::vector<std::vector<int>> inv = {{50, 51}, {52, 53, 54}};
   std::vector<TinyAdapter> act;
   for (int k = 0; k < 2; ++k) {
-    TinyAdapterSpec s{.r = 4, .alpha = 8, .targets = {"q_proj", "v_proj", "down_proj"},
-                      .seed = 70u + k};
+    TinyAdapterSpec s{
+        .r = 4, .alpha = 8, .targets = {"q_proj", "v_proj", "down_proj"}, .seed = 70u + k};
     s.invocation = inv[k];
     act.push_back(make_tiny_adapter(f.tm.cfg, s));
     write_tiny_adapter(act.back(), f.dir / ("act" + std::to_string(k)));
@@ -449,8 +449,8 @@ TEST_CASE("\"shared\": a relay of activated adapters from JSON, run alone and ba
                          config_error);
     e = j;
     e["shared"]["input"] = {{{"out", "a"}}};
-    CHECK_THROWS_WITH_AS(parse(e), doctest::Contains("field 'shared'.input[0]: the shared sequence"),
-                         config_error);
+    CHECK_THROWS_WITH_AS(
+        parse(e), doctest::Contains("field 'shared'.input[0]: the shared sequence"), config_error);
     e = j;
     e["shared"]["input"] = {{{"ids", {1}}}};
     CHECK_THROWS_WITH_AS(parse(e), doctest::Contains("holds no {\"request\": true}"), config_error);

@@ -14,8 +14,8 @@
 // Mutation checks (2026-12-04), each alone, this program rebuilt:
 //   KvBuffer::read_span leaving the shared tail out (middle = 0)        -> every relay case fails
 //   rewind_onto starting the tail at the prefix instead of the shared end -> every relay case
-//   a turn appended without the stage's own input (its invocation)       -> the chain and mixed cases
-//   the epoch check in check_write removed                               -> "moved under it"
+//   a turn appended without the stage's own input (its invocation)       -> the chain and mixed
+//   cases the epoch check in check_write removed                               -> "moved under it"
 //   the scheduler's turn without the stage's own input                  -> "the batch scheduler"
 #include <doctest/doctest.h>
 
@@ -67,9 +67,9 @@ struct ActivatedFixture : RelayFixture {
   }
   SharedSeq make_shared_sequence() const {
     return SharedSeq(*model, kSharedShape, kCommonPrefix,
-                  {Segment{Segment::Kind::literal, -1, {60}}, Segment{Segment::Kind::request},
-                   Segment{Segment::Kind::literal, -1, {61}}},
-                  kTurnEnd);
+                     {Segment{Segment::Kind::literal, -1, {60}}, Segment{Segment::Kind::request},
+                      Segment{Segment::Kind::literal, -1, {61}}},
+                     kTurnEnd);
   }
 };
 
@@ -113,7 +113,8 @@ TEST_CASE("a relay of activated stages on one shared sequence equals each stage 
     CHECK(run.input_tokens == static_cast<int>(inv.size()));
     // The adapter matters: the base model alone says something else.
     const NaiveModel base(f.tm, nullptr);
-    const auto plain = base.greedy(std::vector<int>(whole.begin(), whole.end()), max_new[run.stage]);
+    const auto plain =
+        base.greedy(std::vector<int>(whole.begin(), whole.end()), max_new[run.stage]);
     CHECK(Ids(plain.begin(), plain.end()) != expect);
     seq = concat({seq, inv, run.ids, kTurnEnd});
     turns += static_cast<int>(inv.size() + run.ids.size() + kTurnEnd.size());
@@ -125,22 +126,20 @@ TEST_CASE("a relay of activated stages on one shared sequence equals each stage 
   CHECK(r.prefill_tokens() == r.shared_tokens + 2 + 3 + 1 + 3 + 1);
   CHECK(r.shared_ms > 0);
   // What the shared slot holds is exactly that sequence, without the last turn.
-  CHECK(Ids(sh.ids(0).begin(), sh.ids(0).end()) ==
-        Ids(seq.begin(), seq.end() - last_turn));
+  CHECK(Ids(sh.ids(0).begin(), sh.ids(0).end()) == Ids(seq.begin(), seq.end() - last_turn));
 
   SUBCASE("a second request rewinds the shared region and gives the same ids") {
-    const RelayResult again =
-        relay.run(kAsk, {.max_cycles = 2, .loop_from = 1, .gate = never()});
+    const RelayResult again = relay.run(kAsk, {.max_cycles = 2, .loop_from = 1, .gate = never()});
     REQUIRE(again.runs.size() == r.runs.size());
     for (std::size_t k = 0; k < r.runs.size(); ++k) CHECK(again.runs[k].ids == r.runs[k].ids);
   }
   SUBCASE("a failed request leaves the pre-warmed prefix and the next request intact") {
     const Ids bad = {11, 12, 9999};
-    const RelayResult failed = relay.try_run(bad, {.max_cycles = 2, .loop_from = 1, .gate = never()});
+    const RelayResult failed =
+        relay.try_run(bad, {.max_cycles = 2, .loop_from = 1, .gate = never()});
     CHECK(failed.verdict == Verdict::error);
     CHECK(failed.error.find("9999") != std::string::npos);
-    const RelayResult after =
-        relay.run(kAsk, {.max_cycles = 2, .loop_from = 1, .gate = never()});
+    const RelayResult after = relay.run(kAsk, {.max_cycles = 2, .loop_from = 1, .gate = never()});
     REQUIRE(after.runs.size() == r.runs.size());
     for (std::size_t k = 0; k < r.runs.size(); ++k) CHECK(after.runs[k].ids == r.runs[k].ids);
   }
@@ -268,8 +267,8 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
   Relay relay{s0, s1, s2};
   relay.prewarm();
   const RelayOptions opt{.max_cycles = 2, .loop_from = 1, .gate = never()};
-  const std::vector<Ids> requests = {kAsk, {20, 21, 22}, {8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
-                                     {40}};
+  const std::vector<Ids> requests = {
+      kAsk, {20, 21, 22}, {8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, {40}};
   std::vector<RelayResult> alone;
   for (const Ids& q : requests) alone.push_back(relay.run(q, opt));
 
@@ -296,5 +295,6 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
   const auto again = sched.take(good);
   REQUIRE(again.has_value());
   REQUIRE(again->runs.size() == alone[0].runs.size());
-  for (std::size_t j = 0; j < again->runs.size(); ++j) CHECK(again->runs[j].ids == alone[0].runs[j].ids);
+  for (std::size_t j = 0; j < again->runs.size(); ++j)
+    CHECK(again->runs[j].ids == alone[0].runs[j].ids);
 }

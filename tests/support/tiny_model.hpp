@@ -182,7 +182,7 @@ struct TinyAdapterSpec {
   bool rslora = false;
   std::vector<std::string> targets = {"q_proj", "v_proj"};
   unsigned seed = 7;
-  double strength = 0.5;  // std of scale·B·A·x entries, roughly
+  double strength = 0.5;        // std of scale·B·A·x entries, roughly
   std::vector<int> invocation;  // an activated LoRA's alora_invocation_tokens (empty: plain)
 };
 

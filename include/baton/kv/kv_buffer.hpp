@@ -88,18 +88,14 @@ class KvBuffer {
   }
   /// The position a write to `t` must stay below.
   int capacity(KvTarget t) const {
-    return t.is_prefix() ? shape_.prefix_capacity : tail_start(check_slot(t)) + shape_.tail_capacity;
+    return t.is_prefix() ? shape_.prefix_capacity
+                         : tail_start(check_slot(t)) + shape_.tail_capacity;
   }
   /// Where the tail of `slot` starts: the prefix length, or for a slot reading a shared
   /// sequence the shared slot's length when it was linked (rewind_onto).
   int tail_start(int slot) const {
-    const Link& l = links_.at(static_cast<std::size_t>(check_slot(KvTarget::in_slot(slot))));
+    const Link& l = link(slot);
     return l.shared ? l.length : prefix_len_;
-  }
-  /// Whether `slot` reads a shared sequence (rewind_onto) for its current request.
-  bool reads_shared(int slot) const {
-    return links_.at(static_cast<std::size_t>(check_slot(KvTarget::in_slot(slot)))).shared !=
-           nullptr;
   }
   static constexpr int kNotStarted = -1;
 
@@ -141,7 +137,8 @@ class KvBuffer {
                 " cannot read a shared sequence in its own buffer");
     BATON_CHECK(frozen_ && prefix_len_ == 0, usage_error, "KvBuffer: slot ", slot,
                 " can read a shared sequence only in a pre-warmed buffer with an empty prefix (",
-                "its prefix holds ", prefix_len_, " tokens): the shared sequence's prefix is the "
+                "its prefix holds ", prefix_len_,
+                " tokens): the shared sequence's prefix is the "
                 "common one");
     BATON_CHECK(shared.layers_ == layers_ && shared.kv_heads_ == kv_heads_, shape_error,
                 "KvBuffer: the shared sequence has ", shared.layers_, " layers of ",
@@ -150,8 +147,8 @@ class KvBuffer {
     const int at = shared.slot_pos_[static_cast<std::size_t>(ss)];
     BATON_CHECK(shared.frozen_ && at != kNotStarted, usage_error, "KvBuffer: slot ", slot,
                 " cannot read shared slot ", shared_slot, ": it holds no request");
-    BATON_CHECK(static_cast<long long>(at) + shape_.tail_capacity <= max_positions_,
-                capacity_error, "KvBuffer: slot ", slot, " would start at position ", at,
+    BATON_CHECK(static_cast<long long>(at) + shape_.tail_capacity <= max_positions_, capacity_error,
+                "KvBuffer: slot ", slot, " would start at position ", at,
                 " (the shared sequence's end) with room for ", shape_.tail_capacity,
                 " more: past the model's limit of ", max_positions_, " positions");
     links_[static_cast<std::size_t>(s)] =
@@ -213,11 +210,12 @@ class KvBuffer {
   /// What attention for `t` reads at `layer` when positions [0, upto) are valid.
   KvSpan<L> read_span(KvTarget t, int layer, int upto) {
     if (t.is_prefix()) return KvSpan<L>{prefix_block(layer), upto, {}, 0};
-    const Link& l = links_.at(static_cast<std::size_t>(check_slot(t)));
+    const Link& l = link(t.slot);
     if (l.shared) {
       KvBuffer& sh = const_cast<KvBuffer&>(*l.shared);  // read only: attention never writes
-      return KvSpan<L>{sh.prefix_block(layer), sh.prefix_len_, tail_block(t.slot, layer),
-                       upto - l.length, sh.tail_block(l.slot, layer), l.length - sh.prefix_len_};
+      return KvSpan<L>{sh.prefix_block(layer),       sh.prefix_len_,
+                       tail_block(t.slot, layer),    upto - l.length,
+                       sh.tail_block(l.slot, layer), l.length - sh.prefix_len_};
     }
     return KvSpan<L>{prefix_block(layer), prefix_len_, tail_block(t.slot, layer),
                      upto - prefix_len_};
@@ -256,6 +254,9 @@ class KvBuffer {
     int length = 0;
     unsigned long long epoch = 0;
   };
+  const Link& link(int slot) const {
+    return links_[static_cast<std::size_t>(check_slot(KvTarget::in_slot(slot)))];
+  }
 
   int layers_;
   int kv_heads_;

@@ -243,10 +243,10 @@ void reserve_device_run(const Model& model, const Cache& cache,
   const KvShape& shape = cache.shape();
   const int longest = std::max({shape.prefix_capacity, shape.tail_capacity, 1});
   auto& s = ws.extras.scratch();
-  Ops::reserve(ws, model.config(),
-               kernels::attention_splits(
-                   std::max(shape.prefix_capacity + shape.tail_capacity, reach)),
-               std::min(longest, pass_tokens(s)), 1, longest);
+  Ops::reserve(
+      ws, model.config(),
+      kernels::attention_splits(std::max(shape.prefix_capacity + shape.tail_capacity, reach)),
+      std::min(longest, pass_tokens(s)), 1, longest);
   ws.extras.grow(s.loop, kernels::kLoopStateWords + static_cast<std::size_t>(std::max(max_new, 0)));
 }
 

@@ -35,8 +35,8 @@ template <class B, class Model, class Slice, class Cache>
 concept BatchedForward = requires {
   typename detail::batch_ops_t<B, Model, Slice, Cache>;
 }
-&&std::is_constructible_v<detail::batch_ops_t<B, Model, Slice, Cache>, const Model&,
-                          Workspace<B>&, std::span<const BatchRow<Slice, Cache>>>;
+&&std::is_constructible_v<detail::batch_ops_t<B, Model, Slice, Cache>, const Model&, Workspace<B>&,
+                          std::span<const BatchRow<Slice, Cache>>>;
 template <Backend B, class Model, class Slice, class Cache>
 inline constexpr bool has_batched_forward_v = BatchedForward<B, Model, Slice, Cache>;
 

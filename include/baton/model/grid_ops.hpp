@@ -128,9 +128,8 @@ struct GridScratchSizes {
 };
 
 template <class Model, class Slice, class Cache, class Exec>
-class GridForwardOps
-    : public GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec,
-                          Cache::layout::head_dim> {
+class GridForwardOps : public GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec,
+                                           Cache::layout::head_dim> {
   using Base =
       GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec, Cache::layout::head_dim>;
   friend Base;  // it adds this pass's LoRA update after each product (lora)
@@ -141,13 +140,13 @@ class GridForwardOps
   template <class T>
   using buffer = typename B::template buffer<T>;
   using Base::c_;
+  using Base::eps;
   using Base::exec_;
   using Base::model_;
   using Base::n_;
-  using Base::ws_;
-  using Base::eps;
   using Base::qkv_width;
   using Base::raw;
+  using Base::ws_;
 
  public:
   /// One pass over `tokens` (ids from the host) at `first_pos`, with `logit_rows` rows of logits

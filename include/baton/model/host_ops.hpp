@@ -283,7 +283,7 @@ class HostForwardOps {
   const Model& model_;
   const ModelConfig& c_;
   Workspace<host>& ws_;
-  row_type single_;  ///< the one row of a single forward
+  row_type single_;                     ///< the one row of a single forward
   std::span<const row_type> all_rows_;  ///< single_, or the batch's rows
   Span single_span_{};
   std::vector<Span> batch_spans_;

@@ -370,7 +370,8 @@ inline std::vector<SegmentSpec> parse_segments(const nlohmann::json& arr, const 
                   "\"}: a stage may only read the output of an "
                   "earlier stage (use \"feedback\" for the previous cycle's output)");
     } else if (!outputs && (key == "out" || key == "feedback")) {
-      BATON_FAIL(config_error, gw, ": the shared sequence's opening holds text, ids and the "
+      BATON_FAIL(config_error, gw,
+                 ": the shared sequence's opening holds text, ids and the "
                  "request; each stage's output is appended to it as the stage's turn");
     } else {
       BATON_FAIL(config_error, gw, ": unknown segment kind '", excerpt(key), "'");
@@ -401,10 +402,10 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     return full.has_filename() || !full.has_parent_path() ? full : full.parent_path();
   };
   BATON_CHECK(j.is_object(), config_error, src, ": a relay description is a JSON object");
-  detail::known_keys_check(j, src,
-                           {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles",
-                            "loop_from", "max_request_tokens", "name", "output", "storage",
-                            "shared"});
+  detail::known_keys_check(
+      j, src,
+      {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles", "loop_from",
+       "max_request_tokens", "name", "output", "storage", "shared"});
   const io::FieldReader<> f(j, src);
   RelaySpec spec;
   spec.source = source;
@@ -451,7 +452,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     detail::known_keys_check(sh, sw, {"prefix", "system", "input", "turn_end"});
     const io::FieldReader<> shf(sh, sw);
     SharedSpec shared;
-    if (shf.has("prefix")) shared.prefix = detail::json_ids(sh["prefix"], sw + ".prefix", bounds.ids);
+    if (shf.has("prefix"))
+      shared.prefix = detail::json_ids(sh["prefix"], sw + ".prefix", bounds.ids);
     if (auto sys = shf.string("system"))
       shared.system = detail::bounded(std::move(*sys), bounds.text, sw + ".system");
     BATON_CHECK(shared.prefix.empty() || !shared.system, config_error, sw,
@@ -560,10 +562,10 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
       st.reads_shared = true;
       if (s.contains("invocation")) {
         st.invocation = detail::json_ids_or_text(s["invocation"], where + ".invocation", bounds);
-        BATON_CHECK(st.invocation->text ? !st.invocation->text->empty()
-                                        : !st.invocation->ids.empty(),
-                    config_error, where,
-                    ".invocation is empty; omit it to take the adapter's alora_invocation_tokens");
+        BATON_CHECK(
+            st.invocation->text ? !st.invocation->text->empty() : !st.invocation->ids.empty(),
+            config_error, where,
+            ".invocation is empty; omit it to take the adapter's alora_invocation_tokens");
       }
       BATON_CHECK(st.prefix.empty() && !st.system && st.examples.empty(), config_error, where,
                   " reads the shared sequence (no 'input'), so its prefix is the shared one: drop "
@@ -573,8 +575,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                   ": 'invocation' belongs to a stage that reads the relay's shared sequence (a "
                   "relay with 'shared', a stage without 'input')");
       sf.require("input");
-      st.input = detail::parse_segments(s["input"], where + ".input", names, static_cast<int>(i),
-                                        bounds);
+      st.input =
+          detail::parse_segments(s["input"], where + ".input", names, static_cast<int>(i), bounds);
     }
     spec.stages.push_back(std::move(st));
   }

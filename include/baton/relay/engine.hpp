@@ -76,8 +76,8 @@ class RelayEngine {
         }
       }
       if (SharedSequenceBase<B>* sh = st.shared_sequence()) {
-        BATON_CHECK(shared_ == nullptr || shared_ == sh, wiring_error, "stage ", i, " '",
-                    st.name(), "' reads another shared sequence than an earlier stage; a relay "
+        BATON_CHECK(shared_ == nullptr || shared_ == sh, wiring_error, "stage ", i, " '", st.name(),
+                    "' reads another shared sequence than an earlier stage; a relay "
                     "has one");
         BATON_CHECK(sh->model_identity() == stages_[0]->model_identity(), wiring_error,
                     "the shared sequence of stage ", i, " '", st.name(),
@@ -93,7 +93,8 @@ class RelayEngine {
     if constexpr (kSharedContext) {
       // The workspaces outlive the engine (the stages belong to the caller): leave none bound
       // to the context that goes with it, after its queued work is done.
-      if (own_context_) for_each_workspace([](const auto&, Workspace<B>& ws) { ws.extras.unbind(); });
+      if (own_context_)
+        for_each_workspace([](const auto&, Workspace<B>& ws) { ws.extras.unbind(); });
     }
   }
 
@@ -165,7 +166,8 @@ class RelayEngine {
       if (!handoff_.prepared()) handoff_.prepare(stages_);
       handoff_.begin_request(request, opt.gate);
     }
-    if (shared_) extend_shared(cur, [&] { return shared_->begin(cur.assemble(shared_->opening()), 0); });
+    if (shared_)
+      extend_shared(cur, [&] { return shared_->begin(cur.assemble(shared_->opening()), 0); });
     int cycle = 1;
     while (!cur.done()) {
       if (cur.cycle() != cycle) {
@@ -189,10 +191,11 @@ class RelayEngine {
         throw;
       }
       run.ms = ms_since(ts);
-      const std::vector<std::int32_t> output = shared_ ? g.ids : std::vector<std::int32_t>{};
       cur.record(std::move(run), std::move(g));
-      if (shared_ && !cur.done())
+      if (shared_ && !cur.done()) {
+        const std::vector<std::int32_t>& output = cur.result().runs.back().ids;
         extend_shared(cur, [&] { return shared_->append_turn(own_input, output, 0); });
+      }
     }
   }
 

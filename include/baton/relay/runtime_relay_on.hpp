@@ -202,19 +202,20 @@ class BackendRuntimeRelay final : public RuntimeRelay {
       int longest_stage_tail = 0;
       for (std::size_t i = 0; i < spec.stages.size(); ++i) {
         lens.push_back(static_cast<int>(invocations[i].size()));
-        longest_stage_tail =
-            std::max(longest_stage_tail, lens.back() + spec.stages[i].max_new);
+        longest_stage_tail = std::max(longest_stage_tail, lens.back() + spec.stages[i].max_new);
       }
       const long long prefix_len = static_cast<long long>(sh.prefix.size());
       // Room for every turn, but never past the positions a stage's tail still needs.
       const long long room = model_.config().max_positions() - prefix_len - longest_stage_tail;
-      BATON_CHECK(room > spec.max_request_tokens, capacity_error, src,
-                  ": the shared prefix of ", prefix_len, " tokens, a request of ",
-                  spec.max_request_tokens, " and a stage's invocation and output do not fit the "
-                  "model's ", model_.config().max_positions(), " positions");
+      BATON_CHECK(room > spec.max_request_tokens, capacity_error, src, ": the shared prefix of ",
+                  prefix_len, " tokens, a request of ", spec.max_request_tokens,
+                  " and a stage's invocation and output do not fit the "
+                  "model's ",
+                  model_.config().max_positions(), " positions");
       const int tail = static_cast<int>(std::min(shared_tail_for(spec, lens), room));
-      shared_ = std::make_unique<SharedT>(model_, KvShape{static_cast<int>(prefix_len), tail, spec.slots},
-                                          sh.prefix, std::move(opening), sh.turn_end.ids);
+      shared_ =
+          std::make_unique<SharedT>(model_, KvShape{static_cast<int>(prefix_len), tail, spec.slots},
+                                    sh.prefix, std::move(opening), sh.turn_end.ids);
       for (Workspace<B>& ws : shared_->workspaces()) execution_.bind(ws);
     }
     for (std::size_t i = 0; i < spec.stages.size(); ++i) {
@@ -325,8 +326,8 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                 " tokens exceeds max_request_tokens = ", max_request_);
   }
 
-  Model model_;                  // declared first: the stages hold a reference to it
-  RelayExecution<B> execution_;  // ... and their workspaces one to this
+  Model model_;                      // declared first: the stages hold a reference to it
+  RelayExecution<B> execution_;      // ... and their workspaces one to this
   std::unique_ptr<SharedT> shared_;  // the sequence stages of activated adapters share, if any
   std::vector<std::unique_ptr<StageT>> stages_;
   std::unique_ptr<RelayEngine<B>> engine_;

@@ -212,8 +212,8 @@ class RelayScheduler final : public BatchedRelay {
                     &shared_->cache_for_batch(),
                     t,
                     shared_->cache().position(t),
-                    std::span<const std::int32_t>(r->shared_input).subspan(r->shared_in,
-                                                                          static_cast<std::size_t>(chunk)),
+                    std::span<const std::int32_t>(r->shared_input)
+                        .subspan(r->shared_in, static_cast<std::size_t>(chunk)),
                     false,
                     kAdapterNever};
       if (!guard(r, [&] { check_batch_row(stages_[0]->model(), row); })) continue;
@@ -303,9 +303,9 @@ class RelayScheduler final : public BatchedRelay {
     int slot = -1;
     std::optional<Session> session;
     std::vector<std::int32_t> input;
-    int start = 0;      ///< the slot's first position (the prefix length)
-    int prefilled = 0;  ///< input ids already through the model
-    int chunk = 0;      ///< ids of this step's prefill row
+    int start = 0;                         ///< the slot's first position (the prefix length)
+    int prefilled = 0;                     ///< input ids already through the model
+    int chunk = 0;                         ///< ids of this step's prefill row
     int adapter_from = kAdapterFromSlice;  ///< the stage's activation start for this input
     bool needs_forward = false;
     // The shared sequence's slot (a relay of activated adapters), held for the whole request,
@@ -313,7 +313,7 @@ class RelayScheduler final : public BatchedRelay {
     int shared_slot = -1;
     std::vector<std::int32_t> shared_input;
     std::size_t shared_in = 0;  ///< ids of shared_input already appended
-    std::size_t seen = 0;  ///< accepted ids already given to on_token
+    std::size_t seen = 0;       ///< accepted ids already given to on_token
     clock::time_point stage_t0;
     StageRun run;
   };

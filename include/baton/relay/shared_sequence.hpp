@@ -164,8 +164,8 @@ class SharedSequence final : public SharedSequenceBase<typename Model::backend> 
 
  private:
   std::vector<std::int32_t>& at(int slot) {
-    BATON_CHECK(slot >= 0 && slot < cache_.num_slots(), usage_error, "shared sequence: slot ",
-                slot, " out of range (", cache_.num_slots(), " slots)");
+    BATON_CHECK(slot >= 0 && slot < cache_.num_slots(), usage_error, "shared sequence: slot ", slot,
+                " out of range (", cache_.num_slots(), " slots)");
     return ids_[static_cast<std::size_t>(slot)];
   }
   /// `tokens` through the base at the slot's end; the ids are recorded once the forward

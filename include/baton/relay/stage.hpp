@@ -192,7 +192,8 @@ class Stage final : public StageBase<typename Model::backend> {
     BATON_CHECK(reads_shared_segment(), wiring_error, "stage '", name_,
                 "': to read a shared sequence its input must start with wire::shared");
     BATON_CHECK(prefix_.empty(), wiring_error, "stage '", name_, "' has a prefix of ",
-                prefix_.size(), " tokens; a stage reading a shared sequence starts from its "
+                prefix_.size(),
+                " tokens; a stage reading a shared sequence starts from its "
                 "common prefix");
     BATON_CHECK(slice_.activated(), wiring_error, "stage '", name_,
                 "' reads a shared sequence, so its adapter must be an activated LoRA; '",
