@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/backend/host_context.hpp"
@@ -148,6 +149,34 @@ TEST_CASE("the pool's loop runs every index exactly once") {
         int wrong = bad_chunks.load();
         for (auto& h : hits) wrong += h.load() != 3;
         CHECK_MESSAGE(wrong == 0, threads, " threads, n ", n, ", grain ", grain);
+      }
+  }
+}
+
+TEST_CASE("the pool's tapered loop runs every index once, in whole units, no chunk over grain") {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads, std::chrono::microseconds(threads == 3 ? 0 : 50));
+    for (long n : {1L, 7L, 64L, 1000L, 4099L})
+      for (auto [grain, unit] :
+           {std::pair{1L, 1L}, {8L, 1L}, {64L, 3L}, {250L, 16L}, {5000L, 7L}}) {
+        std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+        std::atomic<int> bad_chunks{0}, short_chunks{0}, chunks{0};
+        pool.parallel_for_tapered(n, grain, unit, [&](long b, long e) {
+          chunks.fetch_add(1);
+          if (e - b < 1 || e - b > grain || b % unit != 0 || (e != n && (e - b) % unit != 0))
+            bad_chunks.fetch_add(1);
+          if (e - b < grain && e != n) short_chunks.fetch_add(1);
+          for (long i = b; i < e; ++i) hits[static_cast<std::size_t>(i)].fetch_add(1);
+        });
+        int wrong = bad_chunks.load();
+        for (auto& h : hits) wrong += h.load() != 1;
+        CHECK_MESSAGE(wrong == 0, threads, " threads, n ", n, ", grain ", grain, ", unit ", unit);
+        // With more than one thread, a long loop's last chunks are smaller than grain (the
+        // taper), and it takes fewer chunks than units (the bulk moves in whole grains).
+        if (threads > 1 && n >= 1000 && grain >= 4 * unit && grain < n / 4) {
+          CHECK_MESSAGE(short_chunks.load() > 0, threads, " threads, n ", n, ", grain ", grain);
+          CHECK(chunks.load() < (n + unit - 1) / unit);
+        }
       }
   }
 }

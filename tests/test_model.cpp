@@ -29,7 +29,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
+#include "baton/kernels/rope.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
 #include "reference/naive_model.hpp"
@@ -158,6 +160,26 @@ TEST_CASE("llama3 rope scaling matches hand-computed frequencies") {
   // linear divides every frequency by the factor.
   const auto lin = kernels::rope_inverse_frequencies(8, 10000.0, {RopeScaling::Type::linear, 4.0});
   CHECK(lin[1] == doctest::Approx(0.025).epsilon(1e-12));
+}
+
+TEST_CASE("rope_rotate_heads rotates each head bit for bit as rope_rotate_head does") {
+  // The host rotates a token's heads together, one sine and cosine per frequency for all of
+  // them (the device, one pair per thread); both must give the same bits. head_dim 160: two
+  // chunks of frequencies, the second partial.
+  for (int d : {8, 64, 128, 160})
+    for (int pos : {0, 7, 4095, 131071}) {
+      const auto inv = kernels::rope_inverse_frequencies(d, 1e6, RopeScaling{});
+      std::vector<float> freq(inv.begin(), inv.end());
+      const int heads = 5;
+      std::vector<float> want(static_cast<std::size_t>(heads) * d);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        want[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
+      std::vector<float> got = want;
+      for (int h = 0; h < heads; ++h)
+        kernels::rope_rotate_head(want.data() + h * d, d, pos, freq.data());
+      kernels::rope_rotate_heads(got.data(), heads, d, pos, freq.data());
+      CHECK_MESSAGE(got == want, "head_dim ", d, ", position ", pos);
+    }
 }
 
 TEST_CASE("a llama3-scaled model decodes like the reference") {

@@ -38,6 +38,9 @@ def main() -> int:
             ax.axhline(0.9, color="gray", linestyle="--", linewidth=1)
         ax.legend(fontsize=8)
     isa = f", baton capped at {data['baton_isa']}" if data.get("baton_isa") else ""
+    info = data.get("llama_system_info") or ""
+    if info and "AVX512 = 1" not in info and "AVX2 = 1" in info:
+        isa += ", llama.cpp built for AVX2"
     fig.suptitle(f"baton vs llama.cpp, {data['threads']} threads, {data['rounds']} interleaved rounds{isa} "
                  "(medians; whiskers: min-max over rounds)")
     fig.tight_layout()

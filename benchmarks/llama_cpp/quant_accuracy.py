@@ -189,6 +189,8 @@ def main() -> int:
     engines = vs_llama_cpp.Engines(decode_bench="", threads=a.threads)  # its llama.cpp worker only
     result = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
               "threads": a.threads, "baton_isa": a.isa, "seed": SEED, "target_ratio": TARGET, "models": {}}
+    import llama_cpp  # the build's instruction sets (BATON_LLAMA_ISA=avx2: llama_cpp/pyenv.sh)
+    result["llama_system_info"] = llama_cpp.llama_print_system_info().decode()
     for name in names:
         log(f"quant_accuracy: {name}")
         m = prepare(name, root, work, formats, engines)

@@ -154,7 +154,8 @@ def main() -> int:
                          f"GGUF type of that name) and {BF16_PRODUCTS} (bf16 with baton's opt-in bf16 products)")
     ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
                     help="cap baton's kernels at this instruction set (decode_bench --isa; avx2: as on a CPU "
-                         "without AVX-512); llama.cpp keeps its build for this CPU")
+                         "without AVX-512); llama.cpp runs the build of its environment: for this CPU by "
+                         "default, AVX2 only with BATON_LLAMA_ISA=avx2 (llama_cpp/pyenv.sh)")
     ap.add_argument("--busy-rounds", type=int, default=7, help="0: no busy-core condition")
     ap.add_argument("--busy-models", default="qwen2-155m")
     ap.add_argument("--stream-mib", type=int, default=512)
@@ -193,7 +194,9 @@ def main() -> int:
         run = e.baton(m["hf"], "f32", 128, 32)
         result["baton_kernels"] = run["kernels"]  # what --isa left baton's decode kernels on
         b = run["greedy_tokens"]
-        ll = e.llama(m["gguf"]["f32"], 128, 32)["greedy_tokens"]
+        lrun = e.llama(m["gguf"]["f32"], 128, 32)
+        result["llama_system_info"] = lrun.get("system_info")  # the instruction sets its build uses
+        ll = lrun["greedy_tokens"]
         same = next((i for i, (x, y) in enumerate(zip(b, ll)) if x != y), len(b))
         result["greedy_agreement"][n] = {"baton": b, "llama_cpp": ll, "agree": b == ll, "first_difference": same}
         log(f"  {n} f32 greedy tokens agree: {b == ll} (first difference at {same})")

@@ -13,9 +13,9 @@
 
 namespace baton::host_ops {
 
-/// Calls f(begin, end) over [0, n) in ranges. With a context, ranges of about n / (8 threads)
-/// are claimed dynamically (a descheduled thread's share is taken by the others); with
-/// OpenMP, one static range per thread.
+/// Calls f(begin, end) over [0, n) in ranges. With a context, ranges of about n / (8 threads),
+/// smaller at the loop's end, are claimed dynamically (a descheduled thread's share is taken
+/// by the others); with OpenMP, one static range per thread.
 template <class F>
 void parallel_ranges(HostContext* ctx, long n, bool parallel, F&& f) {
   if (n <= 0) return;
@@ -24,8 +24,11 @@ void parallel_ranges(HostContext* ctx, long n, bool parallel, F&& f) {
     return;
   }
   if (ctx != nullptr) {
-    const long grain = std::max(1L, n / (8L * ctx->threads()));
-    ctx->pool().parallel_for(n, grain, f);
+    // Ranges of n / (8 threads) while much is left, tapering to n / (64 threads) at the end,
+    // so that the threads finish a loop nearly together (ThreadPool::parallel_for_tapered).
+    const long threads = ctx->threads();
+    const long grain = std::max(1L, n / (8L * threads)), unit = std::max(1L, n / (64L * threads));
+    ctx->pool().parallel_for_tapered(n, grain, unit, f);
     return;
   }
 #pragma omp parallel

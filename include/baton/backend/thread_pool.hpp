@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "baton/core/error.hpp"
@@ -86,41 +87,59 @@ class ThreadPool {
   /// count). Not reentrant: one loop at a time per pool, from one calling thread.
   template <class F>
   void parallel_for(long n, long grain, F&& f) {
+    parallel_for_tapered(n, grain, grain, std::forward<F>(f));
+  }
+
+  /// parallel_for whose chunks taper at the loop's end: `grain` indices while much is left,
+  /// then a share of what is left (a 2·size()-th of it), down to `unit` indices; every chunk
+  /// starts at a multiple of `unit`. Why: a loop ends when its last chunk does, and with equal
+  /// chunks one thread can still be in a whole chunk while the others have nothing left (the
+  /// waits at the end of decode's 33 products a step). Small last chunks end the threads
+  /// nearly together; the bulk still moves in `grain`-sized chunks, so a descheduled thread
+  /// holds no more than it did.
+  template <class F>
+  void parallel_for_tapered(long n, long grain, long unit, F&& f) {
     if (n <= 0) return;
     ++loops_;  // only the calling thread writes it (one loop at a time)
-    if (grain < 1) grain = 1;
-    const long chunks = (n + grain - 1) / grain;
-    if (workers_.empty() || chunks == 1) {
+    if (unit < 1) unit = 1;
+    grain = std::max(unit, grain / unit * unit);  // whole units
+    const long units = (n + unit - 1) / unit;
+    if (workers_.empty() || grain >= n) {
       for (long b = 0; b < n; b += grain) f(b, b + grain < n ? b + grain : n);
       return;
     }
-    BATON_CHECK(chunks < (1L << 31), usage_error, "ThreadPool: ", chunks, " chunks in one loop");
+    BATON_CHECK(units < (1L << 31), usage_error, "ThreadPool: ", units, " units in one loop");
     using Fn = std::remove_reference_t<F>;
     job_ = Job{[](void* ctx, long b, long e) { (*static_cast<Fn*>(ctx))(b, e); },
-               const_cast<void*>(static_cast<const void*>(&f)), n, grain,
-               static_cast<std::uint32_t>(chunks)};
+               const_cast<void*>(static_cast<const void*>(&f)), n, unit,
+               static_cast<std::uint32_t>(units)};
+    // A claim takes the units left / 2·size(), within [1, grain / unit] (the high half).
+    claim_shape_.store(pack(static_cast<std::uint32_t>(std::min(grain / unit, units)),
+                            static_cast<std::uint32_t>(2 * size())),
+                       std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     ++generation_;
     // Publishing the ticket (release) makes job_ visible to whoever claims a chunk of it.
-    ticket_.store(pack(generation_, job_.chunks), std::memory_order_release);
+    ticket_.store(pack(generation_, job_.units), std::memory_order_release);
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) wake(epoch_, true);
     run_chunks(generation_);
-    wait_done(job_.chunks);
+    wait_done(job_.units);
   }
 
  private:
   struct Job {
     void (*fn)(void*, long, long) = nullptr;
     void* ctx = nullptr;
-    long n = 0, grain = 1;
-    std::uint32_t chunks = 0;
+    long n = 0, unit = 1;
+    std::uint32_t units = 0;  ///< ceil(n / unit)
   };
 
-  // The ticket packs the loop's generation (high 32 bits) and the chunks still unclaimed (low
-  // 32). A claim is a compare-exchange that decrements the low half while the generation is the
-  // one the claimer saw: success means a chunk of that loop is unfinished, so the caller is
-  // still inside it and job_ still describes it.
+  // The ticket packs the loop's generation (high 32 bits) and the units still unclaimed (low
+  // 32). A claim is a compare-exchange that takes units off the low half while the generation
+  // is the one the claimer saw: success means a unit of that loop is unfinished, so the caller
+  // is still inside it and job_ still describes it. Units are claimed from the front, so the
+  // units left say where the claim starts.
   static std::uint64_t pack(std::uint32_t gen, std::uint32_t left) {
     return (static_cast<std::uint64_t>(gen) << 32) | left;
   }
@@ -166,31 +185,38 @@ class ThreadPool {
     std::uint64_t t = ticket_.load(std::memory_order_acquire);
     for (;;) {
       if (static_cast<std::uint32_t>(t >> 32) != gen || (t & 0xffffffffu) == 0) return;
-      if (!ticket_.compare_exchange_weak(t, t - 1, std::memory_order_acq_rel,
+      // The claim's size is read before the claim succeeds, while the caller may already be
+      // setting up its next loop: hence an atomic beside job_. A size read from the next loop
+      // only sizes a claim that the compare-exchange then refuses (the generation moved).
+      const auto left = static_cast<std::uint32_t>(t & 0xffffffffu);
+      const std::uint64_t shape = claim_shape_.load(std::memory_order_relaxed);
+      const std::uint32_t take = std::clamp(left / static_cast<std::uint32_t>(shape), 1u,
+                                            static_cast<std::uint32_t>(shape >> 32));
+      if (!ticket_.compare_exchange_weak(t, t - take, std::memory_order_acq_rel,
                                          std::memory_order_acquire))
         continue;
-      const Job j = job_;  // a copy: once the last chunk is counted the caller may reuse job_
-      const long chunk = static_cast<long>(j.chunks - (t & 0xffffffffu));
-      const long b = chunk * j.grain, e = b + j.grain < j.n ? b + j.grain : j.n;
+      const Job j = job_;  // a copy: once the last unit is counted the caller may reuse job_
+      const long first = static_cast<long>(j.units - left);
+      const long b = first * j.unit, e = std::min(j.n, (first + static_cast<long>(take)) * j.unit);
       j.fn(j.ctx, b, e);
-      if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == j.chunks &&
+      if (done_.fetch_add(take, std::memory_order_acq_rel) + take == j.units &&
           caller_sleeping_.load(std::memory_order_seq_cst))
         wake(done_, false);
       t = ticket_.load(std::memory_order_acquire);
     }
   }
 
-  void wait_done(std::uint32_t chunks) {
+  void wait_done(std::uint32_t units) {
     const auto until = std::chrono::steady_clock::now() + spin_;
     int k = 0;
-    while (done_.load(std::memory_order_acquire) != chunks) {
+    while (done_.load(std::memory_order_acquire) != units) {
       if ((++k & 63) != 0 || std::chrono::steady_clock::now() < until) {
         pause();
         continue;
       }
       caller_sleeping_.store(true, std::memory_order_seq_cst);
       std::uint32_t d = done_.load(std::memory_order_seq_cst);
-      while (d != chunks) {
+      while (d != units) {
         sleep_while(done_, d);
         d = done_.load(std::memory_order_acquire);
       }
@@ -230,6 +256,7 @@ class ThreadPool {
   std::uint32_t generation_ = 0;  ///< written by the calling thread only
   std::uint64_t loops_ = 0;       ///< written by the calling thread only
   std::atomic<std::uint64_t> ticket_{0};
+  std::atomic<std::uint64_t> claim_shape_{0};  ///< pack(most units a claim takes, share)
   std::atomic<std::uint32_t> done_{0};
   std::atomic<std::uint32_t> epoch_{0};
   std::atomic<int> sleepers_{0};

@@ -43,22 +43,51 @@ inline std::vector<double> rope_inverse_frequencies(int head_dim, double theta,
   return inv;
 }
 
-/// Rotates one pair (a, b) = (x[i], x[i + d/2]) by the angle pos * inv_freq: the unit one
-/// device thread owns. The angle is formed in double so long positions keep their precision.
-BATON_HD inline void rope_rotate_pair(float& a, float& b, int pos, float inv_freq) {
+/// The rotation of one frequency at `pos`: its cosine and sine, the angle formed in double so
+/// long positions keep their precision.
+BATON_HD inline void rope_angle(int pos, float inv_freq, float& c, float& s) {
   const double angle = static_cast<double>(pos) * static_cast<double>(inv_freq);
-  const float c = static_cast<float>(cos(angle));
-  const float s = static_cast<float>(sin(angle));
+  c = static_cast<float>(cos(angle));
+  s = static_cast<float>(sin(angle));
+}
+
+/// Rotates one pair (a, b) by the angle whose cosine and sine are (c, s).
+BATON_HD inline void rope_apply_pair(float& a, float& b, float c, float s) {
   const float a0 = a;
   const float b0 = b;
   a = a0 * c - b0 * s;
   b = b0 * c + a0 * s;
 }
 
+/// Rotates one pair (a, b) = (x[i], x[i + d/2]) by the angle pos * inv_freq: the unit one
+/// device thread owns.
+BATON_HD inline void rope_rotate_pair(float& a, float& b, int pos, float inv_freq) {
+  float c, s;
+  rope_angle(pos, inv_freq, c, s);
+  rope_apply_pair(a, b, c, s);
+}
+
 /// Rotates one head vector in place: dimension i pairs with i + d/2 (rotate-half form).
 BATON_HD inline void rope_rotate_head(float* x, int head_dim, int pos, const float* inv_freq) {
   const int half = head_dim / 2;
   for (int i = 0; i < half; ++i) rope_rotate_pair(x[i], x[i + half], pos, inv_freq[i]);
+}
+
+/// Rotates `heads` consecutive head vectors of one token (all at `pos`) in place, each exactly
+/// as rope_rotate_head does, with each frequency's cosine and sine computed once for all heads
+/// (a token's q and k heads share them: one double sin/cos per frequency, not one per head).
+inline void rope_rotate_heads(float* x, int heads, int head_dim, int pos, const float* inv_freq) {
+  constexpr int kChunk = 64;
+  const int half = head_dim / 2;
+  float c[kChunk], s[kChunk];
+  for (int i0 = 0; i0 < half; i0 += kChunk) {
+    const int m = half - i0 < kChunk ? half - i0 : kChunk;
+    for (int i = 0; i < m; ++i) rope_angle(pos, inv_freq[i0 + i], c[i], s[i]);
+    for (int h = 0; h < heads; ++h) {
+      float* v = x + static_cast<long>(h) * head_dim + i0;
+      for (int i = 0; i < m; ++i) rope_apply_pair(v[i], v[i + half], c[i], s[i]);
+    }
+  }
 }
 
 }  // namespace baton::kernels

@@ -137,7 +137,7 @@ class HostForwardOps {
       host_ops::parallel_for(ctx_, r.n, par_tokens_, [&](long i) {
         const int pos = r.row->position + static_cast<int>(i);
         float* row = qkv + static_cast<std::size_t>(r.t0 + i) * w;
-        for (int h = 0; h < nq + nkv; ++h) kernels::rope_rotate_head(row + h * D, D, pos, inv_freq);
+        kernels::rope_rotate_heads(row, nq + nkv, D, pos, inv_freq);
         for (int h = 0; h < nkv; ++h)
           kv::append(dst, pos, h, row + qd + h * D, row + qd + kvd + h * D);
       });
