@@ -157,8 +157,9 @@ TEST_CASE("the pool's tapered loop runs every index once, in whole units, no chu
   for (int threads : {1, 2, 3, 8}) {
     ThreadPool pool(threads, std::chrono::microseconds(threads == 3 ? 0 : 50));
     for (long n : {1L, 7L, 64L, 1000L, 4099L})
-      for (auto [grain, unit] :
-           {std::pair{1L, 1L}, {8L, 1L}, {64L, 3L}, {250L, 16L}, {5000L, 7L}}) {
+      for (const auto& shape : {std::pair{1L, 1L}, {8L, 1L}, {64L, 3L}, {250L, 16L}, {5000L, 7L}}) {
+        // named copies, not a structured binding: clang cannot capture one in these lambdas
+        const long grain = shape.first, unit = shape.second;
         std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
         std::atomic<int> bad_chunks{0}, short_chunks{0}, chunks{0};
         pool.parallel_for_tapered(n, grain, unit, [&](long b, long e) {
