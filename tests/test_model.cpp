@@ -14,7 +14,7 @@
 // full table for test_model / test_golden / test_model_errors is in test_model_errors.cpp):
 //   - rope +1 on the keys only (h >= nq in host_forward)        -> "logits match" (all 8
 //     subcases), "prefix + slot", "llama3-scaled model"
-//   - rope +1 on q AND k (pos + 1 in rope_rotate_head)          -> nothing fails, and nothing
+//   - rope +1 on q AND k (pos + 1 in rope_angle)                -> nothing fails, and nothing
 //     can: scores depend only on the position difference (an equivalent mutant)
 //   - token position +1 (rope and KV index)                       -> the same three cases
 //   - GQA map h % nkv instead of h / group                        -> the 4 Qwen2-style (GQA)
@@ -162,21 +162,22 @@ TEST_CASE("llama3 rope scaling matches hand-computed frequencies") {
   CHECK(lin[1] == doctest::Approx(0.025).epsilon(1e-12));
 }
 
-TEST_CASE("rope_rotate_heads rotates each head bit for bit as rope_rotate_head does") {
+TEST_CASE("rope_rotate_heads turns every pair bit for bit as the device's rope_rotate_pair") {
   // The host rotates a token's heads together, one sine and cosine per frequency for all of
-  // them (the device, one pair per thread); both must give the same bits. head_dim 160: two
+  // them; the device, one pair per thread. Both must give the same bits. head_dim 160: two
   // chunks of frequencies, the second partial.
   for (int d : {8, 64, 128, 160})
     for (int pos : {0, 7, 4095, 131071}) {
       const auto inv = kernels::rope_inverse_frequencies(d, 1e6, RopeScaling{});
       std::vector<float> freq(inv.begin(), inv.end());
-      const int heads = 5;
+      const int heads = 5, half = d / 2;
       std::vector<float> want(static_cast<std::size_t>(heads) * d);
       for (std::size_t i = 0; i < want.size(); ++i)
         want[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
       std::vector<float> got = want;
       for (int h = 0; h < heads; ++h)
-        kernels::rope_rotate_head(want.data() + h * d, d, pos, freq.data());
+        for (int i = 0; i < half; ++i)
+          kernels::rope_rotate_pair(want[h * d + i], want[h * d + i + half], pos, freq[i]);
       kernels::rope_rotate_heads(got.data(), heads, d, pos, freq.data());
       CHECK_MESSAGE(got == want, "head_dim ", d, ", position ", pos);
     }

@@ -15,9 +15,9 @@
 namespace baton::kernels {
 
 /// out = softmax(q · K[0..len)^T · scale) · V[0..len) for one query head reading `kv_head`.
-/// The span's parts are the prefix, a shared sequence's tail (if any) and the slot's tail; `len`
-/// stops at the query's own position + 1, which is the causal mask. Scores and the running sum stay
-/// f32.
+/// The span's parts are the prefix, a shared sequence's tail (if any) and the slot's tail;
+/// `len` stops at the query's own position + 1, which is the causal mask. Scores and the
+/// running sum stay f32.
 ///
 /// Keys are scored a block at a time (one running-max correction per block, not per key), and
 /// each dot product sums `lanes` interleaved partial sums folded pairwise: loops of that shape

@@ -67,15 +67,10 @@ BATON_HD inline void rope_rotate_pair(float& a, float& b, int pos, float inv_fre
   rope_apply_pair(a, b, c, s);
 }
 
-/// Rotates one head vector in place: dimension i pairs with i + d/2 (rotate-half form).
-BATON_HD inline void rope_rotate_head(float* x, int head_dim, int pos, const float* inv_freq) {
-  const int half = head_dim / 2;
-  for (int i = 0; i < half; ++i) rope_rotate_pair(x[i], x[i + half], pos, inv_freq[i]);
-}
-
-/// Rotates `heads` consecutive head vectors of one token (all at `pos`) in place, each exactly
-/// as rope_rotate_head does, with each frequency's cosine and sine computed once for all heads
-/// (a token's q and k heads share them: one double sin/cos per frequency, not one per head).
+/// Rotates `heads` consecutive head vectors of one token (all at `pos`) in place, dimension i
+/// pairing with i + d/2 (rotate-half form): each pair exactly as rope_rotate_pair turns it (the
+/// device's unit), with each frequency's cosine and sine computed once for all heads (a
+/// token's q and k heads share them: one double sin/cos per frequency, not one per head).
 inline void rope_rotate_heads(float* x, int heads, int head_dim, int pos, const float* inv_freq) {
   constexpr int kChunk = 64;
   const int half = head_dim / 2;
