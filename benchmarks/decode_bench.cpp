@@ -71,8 +71,10 @@ struct Options {
   int threads = 0;  ///< 0: OpenMP's default
   std::size_t stream_mib = 1024;
   bool bandwidth = true;
-  bool pool = true;            ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
-  bool bf16_products = false;  ///< HostContextOptions::bf16_products (--bf16-products)
+  bool pool = true;  ///< loops on a HostContext's thread pool; false: OpenMP (--openmp)
+  /// HostContextOptions::bf16_products: --bf16-products (true), --f32-products (false); unset:
+  /// the context's default (on where the CPU has AVX512-BF16 and the isa is avx512)
+  std::optional<bool> bf16_products;
   /// HostContextOptions::isa (--isa avx512|avx2|portable): an older CPU's kernels on this one
   std::optional<host_simd::Isa> isa;
   std::vector<std::string> storages = {"bf16", "f32"};  ///< in this order
@@ -170,9 +172,10 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   cache.freeze_prefix();
   Workspace<host> ws;
   // bf16 products apply to bf16 weights only; the context refuses them on a CPU without them
+  const bool asked = o.bf16_products.value_or(false);
   HostContext ctx({.threads = o.threads,
-                   .isa = o.bf16_products ? std::optional(host_simd::Isa::avx512) : o.isa,
-                   .bf16_products = o.bf16_products && std::is_same_v<S, bf16>});
+                   .isa = asked ? std::optional(host_simd::Isa::avx512) : o.isa,
+                   .bf16_products = o.bf16_products});
   if (o.pool) ws.extras.bind(ctx);
   std::vector<std::int32_t> prompt(o.prompt);
   for (int i = 0; i < o.prompt; ++i)
@@ -240,7 +243,8 @@ int usage(const char* argv0) {
   std::cerr
       << "usage: " << argv0
       << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N]\n"
-         "       [--decode N] [--threads N] [--openmp] [--bf16-products] [--storage LIST] "
+         "       [--decode N] [--threads N] [--openmp] [--bf16-products | --f32-products] "
+         "[--storage LIST] "
          "[--stream-mib MIB]\n"
          "       [--isa avx512|avx2|portable]  (--storage: f32,bf16,f16,q8_0,q4_0)\n"
          "       [--no-bandwidth] [--no-f32] [--layers N] [--hidden N] [--ffn N] [--vocab N]\n"
@@ -306,6 +310,8 @@ int main(int argc, char** argv) try {
       o.pool = false;
     else if (a == "--bf16-products")
       o.bf16_products = true;
+    else if (a == "--f32-products")
+      o.bf16_products = false;
     else if (a == "--no-bandwidth")
       o.bandwidth = false;
     else if (a == "--layers")
@@ -347,7 +353,11 @@ int main(int argc, char** argv) try {
   }
   out["threads"] = omp_get_max_threads();
   out["threading"] = o.pool ? "pool" : "openmp";
-  out["bf16_products"] = o.bf16_products;
+  {  // what the contexts run: the default follows the CPU and the kernels
+    const HostContext probe({.threads = 1, .isa = o.isa, .bf16_products = o.bf16_products});
+    out["bf16_products"] = probe.bf16_products();
+    out["amx"] = probe.amx();
+  }
   out["kernels"] = host_simd::isa_name(o.isa.value_or(host_simd::best_isa()));
   out["prompt_tokens"] = o.prompt;
   out["decode_steps"] = o.decode;

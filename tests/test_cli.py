@@ -63,8 +63,8 @@ rc, out, err = run(*base, "--threads", "two")
 check(rc == 2 and "--threads: 'two' is not an integer" in err, f"--threads two: status {rc}")
 cpu_flags = open("/proc/cpuinfo").read().split() if sys.platform.startswith("linux") else []
 bf16_cpu = "avx512_bf16" in cpu_flags and "avx512bw" in cpu_flags
-# On the bf16 model (17-token prompt: the prefill is a matrix product) the products change the
-# first logits a little, within bf16 rounding, and keep the tokens; without the flag the
+# On the bf16 model the bf16 products (the default where the CPU has AVX512-BF16) change the
+# first logits a little, within bf16 rounding, and keep the tokens; with --f32-products the
 # logits stay within the golden tolerance.
 bf = next(r for r in golden["runs"] if r["model"] == "qwen-c-bf16" and r["adapter"] == "qwen-c-lora-qv"
           and len(r["prompt"]) == 17)
@@ -77,18 +77,25 @@ def logit_diff(out):
     return max(abs(a - b) for a, b in zip(json.loads(out)["logits"], bf["first_logits"]))
 
 
-rc, out, err = run(*bf_args)
+rc, out, err = run(*bf_args, "--f32-products")
 check(rc == 0 and json.loads(out)["ids"] == bf["tokens"] and
       logit_diff(out) <= golden["tolerances"]["first_logits_max_abs"],
-      f"bf16 model, f32 products: golden ids and logits (status {rc}, {err.strip()})")
-rc, out, err = run(*bf_args, "--bf16-products")
-if bf16_cpu:
-    d = logit_diff(out) if rc == 0 else float("nan")
-    check(rc == 0 and json.loads(out)["ids"] == bf["tokens"] and
-          golden["tolerances"]["first_logits_max_abs"] < d < 0.5,
-          f"--bf16-products: golden ids, first logits moved by {d:.3g} (status {rc}, {err.strip()})")
-else:
-    check(rc == 1 and "bf16_products" in err, f"--bf16-products refused on this CPU: {err.strip()}")
+      f"bf16 model, --f32-products: golden ids and logits (status {rc}, {err.strip()})")
+for flags in (["--bf16-products"], []):
+    rc, out, err = run(*bf_args, *flags)
+    what = " ".join(flags) or "the default"
+    if bf16_cpu:
+        d = logit_diff(out) if rc == 0 else float("nan")
+        check(rc == 0 and json.loads(out)["ids"] == bf["tokens"] and
+              golden["tolerances"]["first_logits_max_abs"] < d < 0.5,
+              f"{what}: golden ids, first logits moved by {d:.3g} (status {rc}, {err.strip()})")
+    elif flags:
+        check(rc == 1 and "bf16_products" in err, f"--bf16-products refused on this CPU: {err.strip()}")
+    else:
+        check(rc == 0 and logit_diff(out) <= golden["tolerances"]["first_logits_max_abs"],
+              f"the default without AVX512-BF16: f32 products (status {rc}, {err.strip()})")
+rc, out, err = run(*bf_args, "--bf16-products", "--f32-products")
+check(rc == 2 and "contradict" in err, f"--bf16-products with --f32-products refused: {err.strip()}")
 
 # Plain output: the same ids space-separated on one line.
 rc, out, err = run(*base, "--ignore-eos")

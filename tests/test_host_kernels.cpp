@@ -1,9 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
-// The host backend's own machinery: decode's matrix-vector kernels on every instruction set
-// this CPU runs (forced one by one) against a double-precision sum, on shapes that are not
-// multiples of any vector width; the thread pool's loop covers every index exactly once for
-// any grain and thread count, also when more threads than cores compete.
+// The host backend's own machinery: the thread pool's loop covers every index exactly once for
+// any grain and thread count, also when more threads than cores compete. (The products'
+// kernels: test_host_products.cpp.)
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -23,101 +22,6 @@
 
 using namespace baton;
 using host_simd::Isa;
-
-namespace {
-
-template <class W>
-void check_gemv(Isa isa, int rows, int in, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<W> w(static_cast<std::size_t>(rows) * in);
-  std::vector<float> x(in), y(rows, 0.5f);
-  for (auto& v : w) v = narrow<W>(u(rng));
-  for (auto& v : x) v = u(rng);
-  for (int pass = 0; pass < 2; ++pass) {
-    const bool acc = pass == 1;  // second pass adds onto the first pass's result
-    std::vector<float> before = y;
-    host_simd::gemv_rows(isa, w.data(), x.data(), in, 0, rows, y.data(), acc);
-    for (int o = 0; o < rows; ++o) {
-      double ref = 0, mag = 0;
-      for (int i = 0; i < in; ++i) {
-        const double p = static_cast<double>(widen(w[static_cast<std::size_t>(o) * in + i])) * x[i];
-        ref += p;
-        mag += std::fabs(p);
-      }
-      if (acc) ref += before[o];
-      // f32 accumulation of `in` products: a few ulps of the magnitude sum
-      CHECK_MESSAGE(std::fabs(y[o] - ref) <= 4e-7 * (mag + std::fabs(ref)) + 1e-30,
-                    host_simd::isa_name(isa), " ", dtype_name(dtype_of<W>), " rows ", rows, " in ",
-                    in, " row ", o, ": ", y[o], " vs ", ref);
-    }
-  }
-}
-
-}  // namespace
-
-TEST_CASE("decode's matrix-vector kernels agree with a double sum on every ISA the CPU runs") {
-  std::mt19937 rng(7);
-  int ran = 0;
-  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
-    if (!host_simd::cpu_supports(isa)) {
-      test::not_run(std::string("test_host_kernels: decode's GEMV kernels, ") +
-                        std::string(host_simd::isa_name(isa)),
-                    "this CPU does not run that instruction set");
-      continue;
-    }
-    ++ran;
-    for (int in : {1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 100, 129, 257, 1000})
-      for (int rows : {1, 3, 4, 5, 9}) {
-        check_gemv<f32>(isa, rows, in, rng);
-        check_gemv<bf16>(isa, rows, in, rng);
-        check_gemv<f16>(isa, rows, in, rng);
-      }
-  }
-  CHECK(ran >= 1);
-}
-
-TEST_CASE("gemv_multi_rows: each row equals gemv_rows on it alone, bit for bit, any row count") {
-  // What makes a batched decode row equal the row decoded alone (host_matmul.hpp).
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const auto run = [&]<class W>(W, Isa isa, int n, int in) {
-    const int outs = 13, ldx = in + 3, ldy = outs + 2;
-    std::vector<W> w(static_cast<std::size_t>(outs) * in);
-    std::vector<float> x(static_cast<std::size_t>(n) * ldx), y(static_cast<std::size_t>(n) * ldy);
-    for (auto& v : w) v = narrow<W>(u(rng));
-    for (auto& v : x) v = u(rng);
-    for (auto& v : y) v = u(rng);
-    for (const bool acc : {false, true}) {
-      std::vector<float> got = y, want = y;
-      host_simd::gemv_multi_rows(isa, w.data(), x.data(), ldx, n, in, 2, 11, got.data(), ldy, acc);
-      for (int t = 0; t < n; ++t)
-        host_simd::gemv_rows(isa, w.data(), x.data() + static_cast<std::size_t>(t) * ldx, in, 2, 11,
-                             want.data() + static_cast<std::size_t>(t) * ldy, acc);
-      CHECK_MESSAGE(got == want, host_simd::isa_name(isa), " ", dtype_name(dtype_of<W>), " n ", n,
-                    " in ", in, " accumulate ", acc);
-    }
-  };
-  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
-    if (!host_simd::cpu_supports(isa)) continue;  // listed NOT RUN by the case above
-    for (int n : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17})
-      for (int in : {1, 7, 8, 15, 16, 17, 33, 100}) {
-        run(f32{}, isa, n, in);
-        run(bf16{}, isa, n, in);
-        run(f16{}, isa, n, in);
-      }
-  }
-}
-
-TEST_CASE("gemv_rows writes only the rows it is given") {
-  std::vector<float> w(10 * 5, 1.0f), x(5, 1.0f), y(10, -1.0f);
-  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512}) {
-    if (!host_simd::cpu_supports(isa)) continue;
-    std::fill(y.begin(), y.end(), -1.0f);
-    host_simd::gemv_rows(isa, reinterpret_cast<const f32*>(w.data()), x.data(), 5, 3, 7, y.data(),
-                         false);
-    for (int o = 0; o < 10; ++o) CHECK(y[o] == (o >= 3 && o < 7 ? 5.0f : -1.0f));
-  }
-}
 
 TEST_CASE("the best ISA is one the CPU runs, and a context refuses one it does not") {
   CHECK(host_simd::cpu_supports(host_simd::best_isa()));

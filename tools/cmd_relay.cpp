@@ -4,7 +4,8 @@
 /// @brief `baton relay`: run a relay described by a JSON file (docs/relay.md has the format).
 ///
 ///   baton relay --config FILE (--ids 1,2,3 | "question") [--json] [--repeat N] [--trace]
-///               [--backend host|cuda] [--threads N] [--bf16-products]
+///               [--backend host|cuda] [--threads N]
+///               [--bf16-products | --f32-products]
 ///   baton relay --config FILE --requests FILE.jsonl [--concurrency N | --sequential] [--json]
 ///
 /// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
@@ -50,7 +51,8 @@ constexpr int kMaxConcurrency = 1024;
 constexpr std::string_view kUsage =
     "usage: baton relay --config FILE (--ids 1,2,3 | \"question\") [--json] [--repeat N] "
     "[--trace]\n"
-    "                   [--backend host|cuda] [--threads N] [--bf16-products]\n"
+    "                   [--backend host|cuda] [--threads N]\n"
+    "                   [--bf16-products | --f32-products]\n"
     "       baton relay --config FILE --requests FILE.jsonl [--concurrency N | --sequential] "
     "[--json]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
@@ -203,7 +205,7 @@ int cmd_relay(int argc, char** argv) {
     return 2;
   }
   if (a.host.threads) spec.host.threads = *a.host.threads;
-  if (a.host.bf16_products) spec.host.bf16_products = true;
+  if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
   if (a.storage) spec.storage = a.storage;
   // With --requests, a tokenizer next to the model is taken for text lines, if any.
   std::optional<Tokenizer> tok =

@@ -5,7 +5,8 @@
 ///
 ///   baton serve --config relay.json [--config other.json ...] [--host 127.0.0.1] [--port 8080]
 ///               [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]
-///               [--drain-seconds S] [--backend host|cuda] [--threads N] [--bf16-products]
+///               [--drain-seconds S] [--backend host|cuda] [--threads N]
+///               [--bf16-products | --f32-products]
 ///
 /// Every request goes through its relay's batch scheduler. SIGTERM or SIGINT: new requests get
 /// 503, those in flight finish (for at most --drain-seconds), then the program exits 0.
@@ -44,8 +45,8 @@ constexpr int kMaxHttpThreads = 8192;
 constexpr std::string_view kUsage =
     "usage: baton serve --config FILE [--config FILE ...] [--host ADDR] [--port N]\n"
     "                   [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]\n"
-    "                   [--drain-seconds S] [--backend host|cuda] [--threads N] "
-    "[--bf16-products]\n"
+    "                   [--drain-seconds S] [--backend host|cuda] [--threads N]\n"
+    "                   [--bf16-products | --f32-products]\n"
     "  --config FILE    a relay to serve (JSON, docs/relay.md); clients name it by its \"name\"\n"
     "                   field, else the file's name without .json; repeat for more relays\n"
     "  --host ADDR      the address to listen on (default 127.0.0.1: this machine only)\n"
@@ -141,7 +142,7 @@ std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& 
   spec.backend = std::string(cli::backend_name(backend));
   cli::check_host_options(a.host, backend == cli::BackendChoice::host);
   if (a.host.threads) spec.host.threads = *a.host.threads;
-  if (a.host.bf16_products) spec.host.bf16_products = true;
+  if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
   if (a.storage) spec.storage = a.storage;
   // Requests arrive as text: a tokenizer next to the model is taken when the file names none.
   std::optional<Tokenizer> tok = cli::relay_tokenizer(spec, config, false, true);

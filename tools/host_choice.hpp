@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief The host backend's command-line options, shared by `baton generate` and `baton
-///        relay`: `--threads N` (the HostContext's pool; 0: every core) and `--bf16-products`
-///        (prefill's bf16 products on AVX512-BF16; HostContextOptions says what they cost).
+///        relay`: `--threads N` (the HostContext's pool; 0: every core), `--bf16-products` and
+///        `--f32-products` (the bf16 products on AVX512-BF16 / AMX required, or off; unset: on
+///        wherever the CPU has them; HostContextOptions says what they cost).
 #pragma once
 
 #include <optional>
@@ -16,9 +17,9 @@
 namespace baton::cli {
 
 struct HostChoice {
-  std::optional<int> threads;  ///< --threads; unset: the relay file's, else every core
-  bool bf16_products = false;  ///< --bf16-products
-  bool any() const { return threads.has_value() || bf16_products; }
+  std::optional<int> threads;         ///< --threads; unset: the relay file's, else every core
+  std::optional<bool> bf16_products;  ///< --bf16-products (true), --f32-products (false)
+  bool any() const { return threads.has_value() || bf16_products.has_value(); }
 };
 
 /// Consumes `arg` if it is one of the host options (`value` reads the option's value).
@@ -33,8 +34,11 @@ bool parse_host_option(std::string_view arg, Value&& value, HostChoice& h) {
     h.threads = n;
     return true;
   }
-  if (arg == "--bf16-products") {
-    h.bf16_products = true;
+  if (arg == "--bf16-products" || arg == "--f32-products") {
+    const bool bf16 = arg == "--bf16-products";
+    if (h.bf16_products.has_value() && *h.bf16_products != bf16)
+      throw ArgError{"--bf16-products and --f32-products contradict each other"};
+    h.bf16_products = bf16;
     return true;
   }
   return false;
@@ -42,13 +46,15 @@ bool parse_host_option(std::string_view arg, Value&& value, HostChoice& h) {
 
 /// Refuses the host options where the run is not on the host.
 inline void check_host_options(const HostChoice& h, bool on_host) {
-  if (h.any() && !on_host) throw ArgError{"--threads and --bf16-products are host-backend options"};
+  if (h.any() && !on_host)
+    throw ArgError{"--threads, --bf16-products and --f32-products are host-backend options"};
 }
 
 inline std::string host_usage() {
   return "  --threads N       host: the thread pool's size (default: every core)\n"
-         "  --bf16-products   host: bf16 models' prefill products on AVX512-BF16 (rounds the\n"
-         "                    activations to bf16; docs/performance.md)\n";
+         "  --bf16-products   host: bf16 weights times bf16-rounded activations (AVX512-BF16,\n"
+         "                    AMX; the default where the CPU has them)\n"
+         "  --f32-products    host: bf16 weights times f32 activations\n";
 }
 
 }  // namespace baton::cli

@@ -20,6 +20,7 @@
 
 #include "baton/backend/host_simd.hpp"
 #include "baton/backend/thread_pool.hpp"
+#include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 
 namespace baton {
@@ -28,13 +29,16 @@ struct HostContextOptions {
   int threads = 0;                     ///< 0: std::thread::hardware_concurrency()
   std::optional<host_simd::Isa> isa;   ///< unset: the best the CPU runs; set: forced
   std::chrono::microseconds spin{50};  ///< how long idle threads spin before sleeping
-  /// Prefill's products with bf16 weights round the activations to bf16 and multiply in pairs
-  /// (AVX512-BF16, vdpbf16ps): twice the multiply-adds per instruction, but each activation
-  /// carries a relative rounding error up to 2^-9 (see host_gemm.hpp). Needs isa avx512 and a
-  /// CPU with AVX512-BF16; off by default, since the f32 products are the reference.
-  bool bf16_products = false;
-  /// With bf16_products: multiply on the AMX tile unit where the CPU has AMX-BF16 (the same
-  /// rounding of the activations, about 4x the vdpbf16ps rate); false: always vdpbf16ps.
+  /// Products with bf16 weights round the activations to bf16 and multiply in pairs
+  /// (AVX512-BF16's vdpbf16ps, or AMX-BF16's tiles), every row count alike, so a row's result
+  /// never depends on the batch (host_dot.hpp, docs/batching.md); each activation carries a
+  /// relative rounding error up to 2^-9. Unset: on wherever the context's isa is avx512 and the
+  /// CPU has AVX512-BF16; true: required (an error without them); false: f32 products (the
+  /// widened weights times the f32 activations).
+  std::optional<bool> bf16_products;
+  /// With bf16 products: multiply on the AMX tile unit where the CPU has AMX-BF16 (the same
+  /// rounding of the activations; the output rows past the last whole 32 on vdpbf16ps);
+  /// false: always vdpbf16ps.
   bool amx = true;
 };
 
@@ -42,8 +46,9 @@ class HostContext {
  public:
   explicit HostContext(HostContextOptions o = {})
       : isa_(o.isa.value_or(host_simd::best_isa())),
-        bf16_products_(o.bf16_products),
-        amx_(o.bf16_products && o.amx && host_simd::cpu_supports_amx_bf16()),
+        bf16_products_(o.bf16_products.value_or(isa_ == host_simd::Isa::avx512 &&
+                                                host_simd::cpu_supports_bf16_products())),
+        amx_(bf16_products_ && o.amx && host_simd::cpu_supports_amx_bf16()),
         pool_(threads_of(o), o.spin) {
     BATON_CHECK(host_simd::cpu_supports(isa_), usage_error, "HostContext: isa ",
                 host_simd::isa_name(isa_), " requested, but this CPU does not run it");
@@ -57,7 +62,8 @@ class HostContext {
   ThreadPool& pool() noexcept { return pool_; }
   host_simd::Isa isa() const noexcept { return isa_; }
   int threads() const noexcept { return pool_.size(); }
-  /// Whether prefill's bf16 products run on vdpbf16ps (HostContextOptions::bf16_products).
+  /// Whether products with bf16 weights round the activations to bf16
+  /// (HostContextOptions::bf16_products).
   bool bf16_products() const noexcept { return bf16_products_; }
   /// Whether those products run on the AMX tiles (HostContextOptions::amx and the CPU).
   bool amx() const noexcept { return amx_; }
@@ -67,6 +73,12 @@ class HostContext {
   std::uint32_t* product_scratch(std::size_t words) {
     if (scratch_.size() < words) scratch_.resize(words);
     return scratch_.data();
+  }
+  /// Scratch of `n` bf16 values for one product's activations rounded row by row (the vdpbf16ps
+  /// products), grown as product_scratch is.
+  bf16* rounded_rows(std::size_t n) {
+    if (rounded_.size() < n) rounded_.resize(n);
+    return rounded_.data();
   }
 
  private:
@@ -79,6 +91,7 @@ class HostContext {
   bool bf16_products_;
   bool amx_;
   std::vector<std::uint32_t> scratch_;
+  std::vector<bf16> rounded_;
   ThreadPool pool_;
 };
 

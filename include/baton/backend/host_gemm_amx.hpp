@@ -1,10 +1,10 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief Prefill's bf16 products on the AMX tile unit (Intel Sapphire Rapids and later):
-///        Y[n, out] (= or +=) X[n, in] · W[out, in]^T with bf16 W, under the same contract as
-///        the AVX512-BF16 kernel in host_gemm.hpp (HostContextOptions::bf16_products: the
-///        activations rounded to bf16 once, products summed in f32).
+/// @brief The bf16 products on the AMX tile unit (Intel Sapphire Rapids and later):
+///        Y[n, out] (= or +=) X[n, in] · W[out, in]^T with bf16 W, under the contract of the
+///        vdpbf16ps kernel in host_dot.hpp (HostContextOptions::bf16_products: the activations
+///        rounded to bf16 once, products summed in f32), for every row count alike.
 ///
 /// One TDPBF16PS multiplies a 16 x 32 bf16 tile by a 32 x 16 one into 16 x 16 f32 sums: 16 times
 /// the work of a 512-bit vdpbf16ps. The weights are the left operand exactly as they lie in
@@ -13,8 +13,10 @@
 /// into XT[token block of 16][in/2 pairs][16 tokens] (32-bit words, zero past n and past in).
 /// A task takes 32 output rows at a time against 32 tokens at a time: four accumulator tiles
 /// (2 row blocks x 2 token blocks) stay in the tile registers over the whole depth, then are
-/// stored and added into Y transposed. Every output is summed in one fixed order, so results
-/// do not depend on the thread count. Depths that are not a multiple of 32 take their last
+/// stored and added into Y transposed. Every output is summed in one fixed order (the depth's
+/// tiles front to back), so results depend neither on the thread count nor on the other tokens
+/// of the call: a token alone (a decode step, padded with zero columns) gets the bits it gets
+/// beside 63 others. Depths that are not a multiple of 32 take their last
 /// inputs from a zero-padded copy of the rows' tails; output rows past the last whole 32 go to
 /// the AVX512-BF16 kernel. Linux grants a process the tile state only on request
 /// (host_simd::cpu_supports_amx_bf16 asks once).

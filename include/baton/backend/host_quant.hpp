@@ -9,8 +9,7 @@
 /// Which layout runs where: the host loads every block matrix whose rows are a multiple of 8 in
 /// groups of eight rows (core/quant.hpp), and host_quant_groups.hpp multiplies those, decode and
 /// prefill; the row kernels here serve the rest (matrices of other heights, and any BlockView in
-/// GGML's layout: tests, tools) for up to 8 activation rows, host_gemm.hpp's blocked product over
-/// dequantized panels for more.
+/// GGML's layout: tests, tools), any number of activation rows in one arithmetic.
 ///
 /// Why the activations are quantized too (as llama.cpp does for these formats). A decode step
 /// reads each weight once, so its speed is bytes over bandwidth — as long as the core keeps up.
@@ -192,17 +191,17 @@ BATON_QUANT_AVX2 __m256 scales8(const Blk* r) {
 /// sums at xs + k * blocks) against weight rows [o0, o1). Eight blocks at a time: their eight
 /// weight scales times each row's eight activation scales make one vector, and block j's FMA
 /// takes lane j of it (a permute); each weight block is loaded and unpacked once for all N
-/// rows. Blocks alternate between two accumulators a row, so consecutive FMAs do not wait on
-/// each other. Q4_0 multiplies the unsigned nibbles and takes 8 · scale · sum(x) off per group.
+/// rows; each row's blocks add into one accumulator in order, for every N. Q4_0 multiplies the
+/// unsigned nibbles and takes 8 · scale · sum(x) off per group.
 template <class Blk, int N>
 __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const Blk* w, const std::int8_t* xq,
                                                         const float* xd, const float* xs, int in,
                                                         int o0, int o1, float* y, int ldy,
                                                         bool accumulate) {
   constexpr bool kQ4 = std::is_same_v<Blk, BlockQ4_0>;
-  // Accumulators a row: two for one row (two chains); several rows are chains of their own,
-  // and more accumulators would not fit the 16 registers.
-  constexpr int A = N == 1 ? 2 : 1;
+  // One accumulator a row, whatever N is: a row's sums run in one order alone or beside others
+  // (docs/batching.md); several rows are chains of their own.
+  constexpr int A = 1;
   const int blocks = in / kQuantBlock;
   const auto sx = static_cast<std::size_t>(in), sd = static_cast<std::size_t>(blocks);
   for (int o = o0; o < o1; ++o) {

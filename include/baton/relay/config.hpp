@@ -103,7 +103,9 @@ struct GateSpec {
 struct HostRunSpec {
   /// "threads": its thread pool's size, at most ThreadPool::max_threads(); 0: every core.
   int threads = 0;
-  bool bf16_products = false;  ///< "bf16_products": prefill's bf16 products on AVX512-BF16
+  /// "bf16_products": products with bf16 weights on AVX512-BF16 / AMX (activations rounded to
+  /// bf16); unset: wherever the CPU has them (HostContextOptions::bf16_products); false: f32.
+  std::optional<bool> bf16_products;
 };
 
 struct RelaySpec {
@@ -118,7 +120,7 @@ struct RelaySpec {
   /// load), "q8_0" or "q4_0" (quantized at load: core/quant.hpp); unset: the checkpoint's own
   /// dtype. `baton relay --storage` overrides the file.
   std::optional<Storage> storage;
-  /// "host": {"threads": N, "bf16_products": false}; the CUDA backend ignores it.
+  /// "host": {"threads": N, "bf16_products": true | false}; the CUDA backend ignores it.
   HostRunSpec host;
   std::optional<SharedSpec> shared;  ///< "shared": set when stages read a shared sequence
   std::vector<StageSpec> stages;
@@ -433,7 +435,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= ThreadPool::max_threads(),
                 config_error, hw, ": 'threads' = ", spec.host.threads, " must be in [0, ",
                 ThreadPool::max_threads(), "] (0: every core; ThreadPool::max_threads())");
-    spec.host.bf16_products = h.bool_or("bf16_products", false);
+    if (j["host"].contains("bf16_products"))
+      spec.host.bf16_products = h.bool_or("bf16_products", false);
   }
   spec.max_cycles = f.int_or("max_cycles", 1);
   BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");

@@ -24,8 +24,8 @@ struct RelayExecution<host> {
  private:
   static HostContextOptions options_for(const RelaySpec& spec) {
     // Checked here too so the error names the file; the context's own check would not.
-    BATON_CHECK(!spec.host.bf16_products || host_simd::cpu_supports_bf16_products(), config_error,
-                spec.source.string(),
+    BATON_CHECK(!spec.host.bf16_products.value_or(false) || host_simd::cpu_supports_bf16_products(),
+                config_error, spec.source.string(),
                 ": field 'host': 'bf16_products' needs a CPU with AVX-512 and AVX512-BF16 "
                 "(vdpbf16ps), and this one lacks them");
     return HostContextOptions{.threads = spec.host.threads,
