@@ -1,23 +1,38 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The baton authors
 # SPDX-License-Identifier: MIT
-# The batching benchmark, one command (see docs/performance.md, "Many requests at once"):
-#   benchmarks/run_batch_bench.sh [batch_bench.py options, e.g. --rounds 3 --parallel 1,4,16,64]
-# Builds the baton CLI (build/dev, Release) and the cached llama.cpp environment
-# (benchmarks/llama_cpp/pyenv.sh: minutes, once), writes the bf16 model, its GGUF and three
-# adapters once into ~/.cache/baton/batch-bench, runs baton's batched relay, the same requests
-# one after another, and llama.cpp's batched decoding side by side, and writes
-# build/dev/benchmarks/batch_bench.json and batch_bench.png.
+# The batching benchmarks, one command each (see docs/performance.md):
+#   benchmarks/run_batch_bench.sh base [base_bench.py options, e.g. --rounds 3
+#       --parallel 1,4,16,64 --storage bf16,f32,q8_0,q4_0,f16 --check-worker]
+#     the plain base model beside llama.cpp's own llama-batched-bench ("Batched decoding of the
+#     base model"); writes build/dev/benchmarks/base_bench.json
+#   benchmarks/run_batch_bench.sh [relay] [batch_bench.py options, e.g. --rounds 3]
+#     the three-stage relay with adapters: baton batched, the same requests one after another,
+#     and llama.cpp's batched decoding through llama_batch_worker.py ("Many requests at once");
+#     writes build/dev/benchmarks/batch_bench.json and batch_bench.png
+# Builds the baton CLI (build/dev, Release), llama.cpp's tools from the pinned sources
+# (llama_cpp/build_llama_tools.sh, once) and the cached llama.cpp Python environment
+# (llama_cpp/pyenv.sh: minutes, once), and writes the models, GGUFs and adapters once into
+# ~/.cache/baton/batch-bench.
 #   BATON_BENCH_JOBS  build parallelism (default 2)
+#   BATON_LLAMA_ISA   native (default) or avx2: llama.cpp's builds
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+workload=relay
+case "${1:-}" in base | relay) workload=$1; shift ;; esac
 build=${BATON_BENCH_BUILD:-$root/build/dev}
 jobs=${BATON_BENCH_JOBS:-2}
 [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBATON_ENABLE_CUDA=OFF
 cmake --build "$build" --target baton_cli --parallel "$jobs"
 python=$("$root/benchmarks/llama_cpp/pyenv.sh")
 work=${BATON_BENCH_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/batch-bench}
-out="$build/benchmarks/batch_bench.json"
-"$python" "$root/benchmarks/batching/batch_bench.py" --baton "$build/tools/baton" --work "$work" \
-  --out "$out" "$@"
-"$python" "$root/benchmarks/batching/plot.py" "$out" "${out%.json}.png"
+if [ "$workload" = base ]; then
+  llama_bin=$("$root/benchmarks/llama_cpp/build_llama_tools.sh")
+  "$python" "$root/benchmarks/batching/base_bench.py" --baton "$build/tools/baton" \
+    --llama-bin "$llama_bin" --work "$work" --out "$build/benchmarks/base_bench.json" "$@"
+else
+  out="$build/benchmarks/batch_bench.json"
+  "$python" "$root/benchmarks/batching/batch_bench.py" --baton "$build/tools/baton" --work "$work" \
+    --out "$out" "$@"
+  "$python" "$root/benchmarks/batching/plot.py" "$out" "${out%.json}.png"
+fi

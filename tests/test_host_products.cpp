@@ -4,8 +4,8 @@
 // instruction set this CPU runs, forced one by one, against a double-precision sum: shapes that
 // are not multiples of any tile (rows, columns) or vector width, f32 / bf16 / f16 weights, row
 // strides wider than the rows (the gaps must stay untouched), = and +=. The bf16 products
-// (AVX512-BF16, AMX) are checked the same way against a double sum over the activations rounded
-// to bf16, which is what they multiply. Then the property batching rests on (docs/batching.md):
+// (AVX512-BF16, AMX) are checked the same way against a double sum over the activations split
+// into two bf16 terms (hi = bf16(x), lo = bf16(x - hi)), which is what they multiply. Then the property batching rests on (docs/batching.md):
 // on every path, a row's result is bit-identical whether it is multiplied alone, among any
 // number of rows at any place, in any split of the rows, on 1 or 3 threads.
 #include <doctest/doctest.h>
@@ -32,7 +32,8 @@ namespace {
 constexpr float kGap = -7.25f;  // what the stride gaps of Y hold before and after
 
 /// `bf16_products`: on a context with HostContextOptions::bf16_products (W must be bf16); the
-/// reference then rounds X to bf16 as the kernel does, and keeps the f32 kernel's tolerance.
+/// reference then splits X into hi + lo bf16 terms as the kernel does, and keeps the f32
+/// kernel's tolerance.
 /// `amx`: those products on the AMX tiles (whole blocks of 32 output rows; the rest vdpbf16ps).
 template <class W>
 void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_products = false,
@@ -50,7 +51,9 @@ void check_gemm(Isa isa, int n, int in, int out, std::mt19937& rng, bool bf16_pr
   REQUIRE(ctx.bf16_products() == bf16_products);
   REQUIRE(ctx.amx() == amx);  // the kernel asked for is the one that runs
   const auto xval = [&](std::size_t at) -> double {
-    return bf16_products ? widen(narrow<bf16>(x[at])) : x[at];
+    if (!bf16_products) return x[at];
+    const float hi = widen(narrow<bf16>(x[at]));  // nearest even; the rest is exact in f32
+    return static_cast<double>(hi) + static_cast<double>(widen(narrow<bf16>(x[at] - hi)));
   };
   for (bool acc : {false, true}) {
     const std::vector<float> before = y;
@@ -118,7 +121,7 @@ TEST_CASE("the float products agree with a double sum on every ISA the CPU runs"
   }
 }
 
-TEST_CASE("the bf16 products (vdpbf16ps) agree with a double sum over bf16-rounded X") {
+TEST_CASE("the bf16 products (vdpbf16ps) agree with a double sum over X split into bf16 terms") {
   if (!host_simd::cpu_supports_bf16_products()) {
     test::not_run("test_host_products: the bf16 products (vdpbf16ps)",
                   "this CPU lacks AVX-512 with AVX512-BF16");
@@ -131,7 +134,7 @@ TEST_CASE("the bf16 products (vdpbf16ps) agree with a double sum over bf16-round
       for (int out : {1, 13, 33, 70}) check_gemm<bf16>(Isa::avx512, n, in, out, rng, true);
 }
 
-TEST_CASE("the AMX bf16 products agree with a double sum over bf16-rounded X") {
+TEST_CASE("the AMX bf16 products agree with a double sum over X split into bf16 terms") {
   if (!host_simd::cpu_supports_amx_bf16()) {
     test::not_run("test_host_products: the bf16 products on AMX tiles (TDPBF16PS)",
                   "this CPU (or OS) does not run AMX-BF16");

@@ -52,8 +52,8 @@ inline void check_host_options(const HostChoice& h, bool on_host) {
 
 inline std::string host_usage() {
   return "  --threads N       host: the thread pool's size (default: every core)\n"
-         "  --bf16-products   host: bf16 weights times bf16-rounded activations (AVX512-BF16,\n"
-         "                    AMX; the default where the CPU has them)\n"
+         "  --bf16-products   host: bf16 weights times the activations split into two bf16 terms\n"
+         "                    (AVX512-BF16, AMX; the default where the CPU has them)\n"
          "  --f32-products    host: bf16 weights times f32 activations\n";
 }
 

@@ -66,10 +66,17 @@ double percentile(std::vector<double> v, double p) {
 namespace {
 
 /// Every request through the batch scheduler, `concurrency` in flight (a closed loop: a new one
-/// as soon as one finishes). Adds the steps taken and rows run to `steps` / `rows`.
+/// as soon as one finishes). Adds the steps taken and rows run to `steps` / `rows`, and the
+/// steps that held only decode rows to `decode` (their rows and time: the decode phase alone,
+/// as llama-batched-bench's S_TG counts it).
+struct DecodePhase {
+  long long rows = 0;
+  double seconds = 0;
+};
 std::vector<RelayResult> run_batched(RuntimeRelay& relay,
                                      const std::vector<std::vector<std::int32_t>>& requests,
-                                     int concurrency, long long& steps, long long& rows) {
+                                     int concurrency, long long& steps, long long& rows,
+                                     DecodePhase& decode) {
   SchedulerOptions opt;
   opt.max_rows = concurrency * static_cast<int>(relay.stage_names().size());
   opt.max_queue = concurrency;
@@ -82,7 +89,13 @@ std::vector<RelayResult> run_batched(RuntimeRelay& relay,
       index[sched->submit(requests[next])] = next;
       ++next;
     }
-    rows += sched->step().rows;
+    const auto t0 = std::chrono::steady_clock::now();
+    const SchedulerStep step = sched->step();
+    if (step.prefill_rows == 0 && step.decode_rows > 0) {
+      decode.rows += step.decode_rows;
+      decode.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    rows += step.rows;
     ++steps;
     for (auto it = index.begin(); it != index.end();) {
       if (auto r = sched->take(it->first)) {
@@ -114,9 +127,10 @@ int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   long long steps = 0, rows = 0;
+  DecodePhase decode;
   const std::vector<RelayResult> results =
       sequential ? run_sequential(relay, requests)
-                 : run_batched(relay, requests, concurrency, steps, rows);
+                 : run_batched(relay, requests, concurrency, steps, rows, decode);
   const double wall_s = std::chrono::duration<double>(clock::now() - t0).count();
 
   int failed = 0;
@@ -170,6 +184,9 @@ int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int
       {"latency_ms_p99", percentile(latency, 0.99)},
       {"steps", steps},  // batched only (a sequential run takes no scheduler steps)
       {"mean_rows_per_step", steps ? static_cast<double>(rows) / static_cast<double>(steps) : 0.0},
+      // the steps with decode rows only: their generated tokens per second (batched only)
+      {"decode_steps_tokens_per_s",
+       decode.seconds > 0 ? static_cast<double>(decode.rows) / decode.seconds : 0.0},
       {"backend", relay.backend_name()}};
   if (json) {
     std::cout << nlohmann::json{{"summary", summary}}.dump() << "\n";

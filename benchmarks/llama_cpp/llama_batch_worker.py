@@ -11,7 +11,13 @@ outputs) after its prefix and generating `max_new` greedy tokens. Requests run i
 all N sequences' prefills go in llama_decode batches of up to n_batch tokens, then every
 decode step is one batch of N tokens (one per sequence). llama.cpp applies one adapter set per
 batch, so it runs the base model alone (baton's rows each add their own adapter).
-KV cache in f32 and no flash attention, as baton computes it. Prints one JSON object."""
+Set up as llama.cpp's own llama-batched-bench sets itself up: a K/V stream of its own per
+sequence (not one unified cache that every sequence would attend over), n_batch 2048 and
+n_ubatch 512, flash attention at llama.cpp's default (auto); K/V in f32, as baton keeps them.
+A prefix is computed once into its own sequence and copied into a request's (a whole-stream
+copy). `benchmarks/batching/base_bench.py --check-worker` runs this worker on the base
+workload beside llama-batched-bench in the same run, to show it within 10% of the tool.
+Prints one JSON object."""
 
 import argparse
 import ctypes
@@ -49,15 +55,14 @@ def main() -> int:
         max_new * (n_stages + 1)
     cp = L.llama_context_default_params()
     cp.n_seq_max = n_stages + n  # the prefixes' sequences, then one per request in a wave
-    cp.n_ctx = sum(len(p) for p in prefixes) + n * longest_in + 256
-    cp.n_batch = 512
+    cp.n_ctx = cp.n_seq_max * longest_in  # every stream holds the longest sequence
+    cp.n_batch = 2048  # llama-batched-bench's defaults
     cp.n_ubatch = 512
     cp.n_threads = a.threads
     cp.n_threads_batch = a.threads
     cp.type_k = L.GGML_TYPE_F32
     cp.type_v = L.GGML_TYPE_F32
-    cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    cp.kv_unified = True  # one cache for all sequences, so a prefix copies without recompute
+    cp.kv_unified = False  # a stream per sequence: each attends over its own positions only
     cp.no_perf = True
     ctx = L.llama_init_from_model(model, cp)
     if not ctx:

@@ -9,7 +9,7 @@ concurrency (closed loop, bounded in requests and seconds):
   - baton serve on the batching benchmark's relay: the 155M Qwen2 model in bf16, three stages
     with their own rank-16 adapters and 32-token prefixes, 32 new tokens each, requests of 64
     ids (benchmarks/batching/batch_bench.py's workload);
-  - llama-server (built from the pinned llama.cpp sources: build_llama_server.sh) on the same
+  - llama-server (built from the pinned llama.cpp sources: benchmarks/llama_cpp/build_llama_tools.sh) on the same
     model's bf16 GGUF with C parallel slots: the same 64-id requests, 96 new tokens each (the
     relay's three stages' output; ignore_eos). It runs no adapter and prefills 64 tokens per
     request where the relay prefills its three stage inputs (64, 96 and 32 tokens): less work.

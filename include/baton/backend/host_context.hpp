@@ -29,15 +29,15 @@ struct HostContextOptions {
   int threads = 0;                     ///< 0: std::thread::hardware_concurrency()
   std::optional<host_simd::Isa> isa;   ///< unset: the best the CPU runs; set: forced
   std::chrono::microseconds spin{50};  ///< how long idle threads spin before sleeping
-  /// Products with bf16 weights round the activations to bf16 and multiply in pairs
-  /// (AVX512-BF16's vdpbf16ps, or AMX-BF16's tiles), every row count alike, so a row's result
-  /// never depends on the batch (host_dot.hpp, docs/batching.md); each activation carries a
-  /// relative rounding error up to 2^-9. Unset: on wherever the context's isa is avx512 and the
+  /// Products with bf16 weights split each activation into two bf16 terms (x ~ hi + lo, a
+  /// relative error up to 2^-17) and multiply in pairs (AVX512-BF16's vdpbf16ps, or AMX-BF16's
+  /// tiles), every row count alike, so a row's result never depends on the batch (host_dot.hpp,
+  /// docs/batching.md). Unset: on wherever the context's isa is avx512 and the
   /// CPU has AVX512-BF16; true: required (an error without them); false: f32 products (the
   /// widened weights times the f32 activations).
   std::optional<bool> bf16_products;
   /// With bf16 products: multiply on the AMX tile unit where the CPU has AMX-BF16 (the same
-  /// rounding of the activations; the output rows past the last whole 32 on vdpbf16ps);
+  /// split of the activations; the output rows past the last whole 32 on vdpbf16ps);
   /// false: always vdpbf16ps.
   bool amx = true;
 };
@@ -62,23 +62,23 @@ class HostContext {
   ThreadPool& pool() noexcept { return pool_; }
   host_simd::Isa isa() const noexcept { return isa_; }
   int threads() const noexcept { return pool_.size(); }
-  /// Whether products with bf16 weights round the activations to bf16
+  /// Whether products with bf16 weights multiply bf16 terms of the activations
   /// (HostContextOptions::bf16_products).
   bool bf16_products() const noexcept { return bf16_products_; }
   /// Whether those products run on the AMX tiles (HostContextOptions::amx and the CPU).
   bool amx() const noexcept { return amx_; }
-  /// Scratch of `words` 32-bit words for one product's rounded activations (the AMX products):
+  /// Scratch of `words` 32-bit words for one product's split activations (the AMX products):
   /// grown, never shrunk, so a step allocates nothing once its largest product has run. One
   /// product at a time, as the pool runs one loop at a time.
   std::uint32_t* product_scratch(std::size_t words) {
     if (scratch_.size() < words) scratch_.resize(words);
     return scratch_.data();
   }
-  /// Scratch of `n` bf16 values for one product's activations rounded row by row (the vdpbf16ps
+  /// Scratch of `n` bf16 values for one product's activations split row by row (the vdpbf16ps
   /// products), grown as product_scratch is.
-  bf16* rounded_rows(std::size_t n) {
-    if (rounded_.size() < n) rounded_.resize(n);
-    return rounded_.data();
+  bf16* split_rows(std::size_t n) {
+    if (split_.size() < n) split_.resize(n);
+    return split_.data();
   }
 
  private:
@@ -91,7 +91,7 @@ class HostContext {
   bool bf16_products_;
   bool amx_;
   std::vector<std::uint32_t> scratch_;
-  std::vector<bf16> rounded_;
+  std::vector<bf16> split_;
   ThreadPool pool_;
 };
 

@@ -12,9 +12,10 @@
 ///   - avx2: one 8-lane accumulator over the whole 8-blocks; s = hsum8(a); then the last inputs
 ///     (fewer than 8) one at a time, in order, each a fused multiply-add.
 ///   - portable: kernels::dot_row (the shared BATON_HD math).
-///   - bf16 products (AVX512-BF16; HostContext::bf16_products): x rounded to bf16 once (nearest
-///     even); one accumulator over 32-blocks with vdpbf16ps (two products a lane an
-///     instruction), the last partial block zero-masked; s = hsum8(fold16(a)).
+///   - bf16 products (AVX512-BF16; HostContext::bf16_products): x split once into two bf16
+///     terms, x ~ hi + lo (16 significant bits); one accumulator over 32-blocks, each block the
+///     weights times hi then times lo with vdpbf16ps (two products a lane an instruction), the
+///     last partial block zero-masked; s = hsum8(fold16(a)).
 ///   y = accumulate ? y + s : s.
 /// 16-bit weights are widened exactly (bf16: a shift; f16: F16C), so the products are exact
 /// and only the additions' order above decides the rounding.
@@ -40,6 +41,12 @@
 #include "baton/kernels/dot.hpp"
 
 namespace baton::host_dot {
+
+/// The length of a row of x split into bf16 terms (split_rows_bf16): two terms per input, the
+/// inputs rounded up to whole 32-blocks.
+inline std::size_t split_row_length(int in) {
+  return static_cast<std::size_t>((in + 31) / 32) * 64;
+}
 
 namespace detail {
 
@@ -136,8 +143,30 @@ BATON_DOT_AVX512 void tile_avx512(const W* w, const float* x, std::size_t ldx, i
   store_sums(a, y, ldy, accumulate);
 }
 
-/// The bf16-products rule: xb holds x's rows rounded to bf16 (round_rows_bf16); 32 inputs a
-/// step, two products a lane per vdpbf16ps, the last partial step zero-masked.
+/// x rounded to the nearest bf16 (ties to even), kept as an f32 whose low 16 bits are zero.
+/// Written with GCC's vector operators: the shift and widening intrinsics pass an "undefined"
+/// operand through that GCC 12 reports as maybe-uninitialized once inlined here.
+BATON_DOT_BF16 inline __m512 round_to_bf16(__m512 x) {
+  using u32x16 = unsigned __attribute__((vector_size(64)));
+  const u32x16 u = (u32x16)x;
+  const u32x16 r = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  return (__m512)r;
+}
+
+/// x's 32 inputs a (the first 16) and b (the next 16) as two bf16 terms, x ~ hi + lo: hi = x
+/// rounded to bf16 (nearest even), lo = the remainder x - hi (exact in f32) rounded likewise,
+/// each a vector of 32 bf16 in input order. hi + lo carries 16 significant bits: a relative
+/// error of at most 2^-17, against 2^-9 for hi alone.
+BATON_DOT_BF16 inline void split_bf16(__m512 a, __m512 b, __m512i& hi, __m512i& lo) {
+  const __m512 ha = round_to_bf16(a), hb = round_to_bf16(b);
+  hi = (__m512i)_mm512_cvtne2ps_pbh(hb, ha);  // exact: ha and hb are bf16 values already
+  lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(b, hb), _mm512_sub_ps(a, ha));
+}
+
+/// The bf16-products rule: xb holds x's rows split into two bf16 terms (split_rows_bf16: per
+/// 32 inputs, their hi terms then their lo terms); 32 inputs a step, the weights times hi then
+/// times lo into the one accumulator, two products a lane per vdpbf16ps, the weights of the last
+/// partial step zero-masked (the terms past `in` are zero).
 template <int MR, int NR>
 BATON_DOT_BF16 void tile_bf16(const bf16* w, const bf16* xb, std::size_t ldx, int in, float* y,
                               std::size_t ldy, bool accumulate) {
@@ -147,34 +176,41 @@ BATON_DOT_BF16 void tile_bf16(const bf16* w, const bf16* xb, std::size_t ldx, in
   for (int i = 0; i < in; i += 32) {
     const int left = in - i;
     const __mmask32 k = left >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((1u << left) - 1u);
-    __m512bh xv[MR];
+    __m512bh hi[MR], lo[MR];
 #pragma GCC unroll 4
-    for (int m = 0; m < MR; ++m) xv[m] = (__m512bh)_mm512_maskz_loadu_epi16(k, xb + m * ldx + i);
+    for (int m = 0; m < MR; ++m) {
+      hi[m] = (__m512bh)_mm512_loadu_si512(xb + m * ldx + 2 * i);
+      lo[m] = (__m512bh)_mm512_loadu_si512(xb + m * ldx + 2 * i + 32);
+    }
 #pragma GCC unroll 5
     for (int j = 0; j < NR; ++j) {
       const __m512bh wv = (__m512bh)_mm512_maskz_loadu_epi16(k, w + j * ldw + i);
 #pragma GCC unroll 4
-      for (int m = 0; m < MR; ++m) a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, xv[m]);
+      for (int m = 0; m < MR; ++m) {
+        a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, hi[m]);
+        a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, lo[m]);
+      }
     }
   }
   store_sums(a, y, ldy, accumulate);
 }
 
-/// xb[t * in + k] = bf16(x[t * ldx + k]), nearest even, for rows [t0, t1).
-BATON_DOT_BF16 inline void round_rows_avx512(const float* x, int ldx, int in, int t0, int t1,
-                                             bf16* xb) {
+/// Rows [t0, t1) of x split for tile_bf16: row t at xb + t * split_row_length(in), per 32
+/// inputs 32 hi terms then 32 lo terms, zeros past `in`.
+BATON_DOT_BF16 inline void split_rows_avx512(const float* x, int ldx, int in, int t0, int t1,
+                                             bf16* xb, std::size_t row_length) {
+  const auto m16 = [](int n) -> __mmask16 {
+    return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
+  };
   for (int t = t0; t < t1; ++t) {
     const float* row = x + static_cast<std::size_t>(t) * ldx;
-    bf16* dst = xb + static_cast<std::size_t>(t) * in;
+    bf16* dst = xb + static_cast<std::size_t>(t) * row_length;
     for (int k = 0; k < in; k += 32) {
-      const int left = in - k;
-      const auto m16 = [](int n) -> __mmask16 {
-        return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
-      };
-      const __m512 lo = _mm512_maskz_loadu_ps(m16(left), row + k);
-      const __m512 hi = _mm512_maskz_loadu_ps(m16(left - 16), row + k + 16);
-      const __mmask32 m = left >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((1u << left) - 1u);
-      _mm512_mask_storeu_epi16(dst + k, m, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      __m512i hi, lo;
+      split_bf16(_mm512_maskz_loadu_ps(m16(in - k), row + k),
+                 _mm512_maskz_loadu_ps(m16(in - k - 16), row + k + 16), hi, lo);
+      _mm512_storeu_si512(dst + 2 * k, hi);
+      _mm512_storeu_si512(dst + 2 * k + 32, lo);
     }
   }
 }
@@ -293,24 +329,24 @@ void product(host_simd::Isa isa, const W* w, const float* x, int ldx, int n, int
   detail::tiles<detail::Portable<W>>(w, x, sx, n, in, o0, o1, y, sy, accumulate);
 }
 
-/// xb row t (`in` bf16 values at xb + t * in) = x row t rounded to bf16, nearest even, for rows
-/// [t0, t1): the bf16 products' activations. Needs AVX512-BF16
+/// Rows [t0, t1) of x, each split into two bf16 terms x ~ hi + lo (detail::split_bf16) at
+/// xb + t * split_row_length(in): the bf16 products' activations. Needs AVX512-BF16
 /// (host_simd::cpu_supports_bf16_products).
-inline void round_rows_bf16(const float* x, int ldx, int in, int t0, int t1, bf16* xb) {
+inline void split_rows_bf16(const float* x, int ldx, int in, int t0, int t1, bf16* xb) {
 #if BATON_HOST_SIMD_X86
-  detail::round_rows_avx512(x, ldx, in, t0, t1, xb);
+  detail::split_rows_avx512(x, ldx, in, t0, t1, xb, split_row_length(in));
 #else
   (void)x, (void)ldx, (void)in, (void)t0, (void)t1, (void)xb;
   BATON_CHECK(false, usage_error, "host_dot: bf16 products need AVX512-BF16");
 #endif
 }
 
-/// product() under the bf16-products rule, x already rounded (round_rows_bf16, rows `in`
-/// apart). Needs AVX512-BF16.
+/// product() under the bf16-products rule, x already split (split_rows_bf16). Needs
+/// AVX512-BF16.
 inline void product_bf16(const bf16* w, const bf16* xb, int n, int in, int o0, int o1, float* y,
                          int ldy, bool accumulate) {
 #if BATON_HOST_SIMD_X86
-  detail::tiles<detail::Bf16Products>(w, xb, static_cast<std::size_t>(in), n, in, o0, o1, y,
+  detail::tiles<detail::Bf16Products>(w, xb, split_row_length(in), n, in, o0, o1, y,
                                       static_cast<std::size_t>(ldy), accumulate);
 #else
   (void)w, (void)xb, (void)n, (void)in, (void)o0, (void)o1, (void)y, (void)ldy, (void)accumulate;

@@ -4,13 +4,16 @@
 /// @brief The bf16 products on the AMX tile unit (Intel Sapphire Rapids and later):
 ///        Y[n, out] (= or +=) X[n, in] · W[out, in]^T with bf16 W, under the contract of the
 ///        vdpbf16ps kernel in host_dot.hpp (HostContextOptions::bf16_products: the activations
-///        rounded to bf16 once, products summed in f32), for every row count alike.
+///        split once into two bf16 terms hi + lo, products summed in f32), for every row count
+///        alike.
 ///
 /// One TDPBF16PS multiplies a 16 x 32 bf16 tile by a 32 x 16 one into 16 x 16 f32 sums: 16 times
 /// the work of a 512-bit vdpbf16ps. The weights are the left operand exactly as they lie in
 /// memory (a tile is 16 output rows x 32 inputs, rows `in` apart), so no weight is packed or
-/// widened per call. The activations are the right operand, rounded to bf16 pairs once per call
-/// into XT[token block of 16][in/2 pairs][16 tokens] (32-bit words, zero past n and past in).
+/// widened per call. The activations are the right operand, split into bf16 terms once per call
+/// into XT[token block of 16][depth step][hi, lo][16 pairs][16 tokens] (32-bit words of two
+/// bf16, zero past n and past in). Each depth step multiplies the weight tiles by the hi tile,
+/// then by the lo tile, into the same sums.
 /// A task takes 32 output rows at a time against 32 tokens at a time: four accumulator tiles
 /// (2 row blocks x 2 token blocks) stay in the tile registers over the whole depth, then are
 /// stored and added into Y transposed. Every output is summed in one fixed order (the depth's
@@ -27,6 +30,7 @@
 #include <cstdint>
 
 #include "baton/backend/host_context.hpp"
+#include "baton/backend/host_dot.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
@@ -38,18 +42,23 @@ inline constexpr int kDepth = 32;       ///< bf16 inputs per tile row (64 bytes)
 inline constexpr int kRowBlock = 32;    ///< output rows per step of a task (two tiles)
 inline constexpr int kTokenBlock = 32;  ///< tokens per step (two token blocks)
 
-/// Pairs of inputs XT holds per token block: the depth rounded up to whole tiles.
-inline int xt_pairs(int in) { return (in + kDepth - 1) / kDepth * (kDepth / 2); }
+/// Depth steps of 32 inputs: the depth rounded up to whole tiles.
+inline int depth_steps(int in) { return (in + kDepth - 1) / kDepth; }
+/// Words XT holds per token block: per depth step a tile of hi terms and a tile of lo terms.
+inline std::size_t xt_block_words(int in) {
+  return static_cast<std::size_t>(depth_steps(in)) * 2 * kTile * kTile;
+}
 
 #if BATON_HOST_SIMD_X86
 #define BATON_GEMM_AMX __attribute__((target("amx-tile,amx-bf16")))
 
-/// XT (see the file comment) for X[n, in] (rows ldx apart): token blocks [b0, b1). One
-/// vcvtne2ps2bf16 rounds a token's 32 inputs (nearest even, as the AVX512-BF16 kernel does)
-/// into its 16 pair words, which a scatter writes down the token's column of the block.
+/// XT (see the file comment) for X[n, in] (rows ldx apart): token blocks [b0, b1). A token's 32
+/// inputs of a depth step are split into their hi and lo terms (host_dot::detail::split_bf16,
+/// as the AVX512-BF16 kernel splits them), 16 pair words each, which scatters write down the
+/// token's column of the step's hi tile and of its lo tile.
 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512bf16"))) inline void
-round_activations(const float* x, int n, int in, int ldx, long b0, long b1, std::uint32_t* xt) {
-  const int pairs = xt_pairs(in);
+split_activations(const float* x, int n, int in, int ldx, long b0, long b1, std::uint32_t* xt) {
+  const int steps = depth_steps(in);
   const auto mask = [&](int at) -> __mmask16 {
     const int left = in - at;
     return left >= 16 ? __mmask16(0xffff) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1u);
@@ -58,19 +67,20 @@ round_activations(const float* x, int n, int in, int ldx, long b0, long b1, std:
       _mm512_mullo_epi32(_mm512_set1_epi32(kTile),
                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   for (long b = b0; b < b1; ++b) {
-    std::uint32_t* blk = xt + static_cast<std::size_t>(b) * pairs * kTile;
+    std::uint32_t* blk = xt + static_cast<std::size_t>(b) * xt_block_words(in);
     for (int j = 0; j < kTile; ++j) {
       const long t = b * kTile + j;
-      for (int k = 0; k < pairs * 2; k += kDepth) {
-        __m512i words = _mm512_setzero_si512();  // tokens past n: zero
+      for (int s = 0; s < steps; ++s) {
+        const int k = s * kDepth;
+        __m512i hi = _mm512_setzero_si512(), lo = hi;  // tokens past n: zero
         if (t < n) {
           const float* row = x + static_cast<std::size_t>(t) * ldx;
-          const __m512 lo = _mm512_maskz_loadu_ps(mask(k), row + k);
-          const __m512 hi = _mm512_maskz_loadu_ps(mask(k + 16), row + k + 16);
-          words = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+          host_dot::detail::split_bf16(_mm512_maskz_loadu_ps(mask(k), row + k),
+                                       _mm512_maskz_loadu_ps(mask(k + 16), row + k + 16), hi, lo);
         }
-        _mm512_i32scatter_epi32(blk + static_cast<std::size_t>(k / 2) * kTile + j, column, words,
-                                4);
+        std::uint32_t* tile = blk + static_cast<std::size_t>(s) * 2 * kTile * kTile + j;
+        _mm512_i32scatter_epi32(tile, column, hi, 4);
+        _mm512_i32scatter_epi32(tile + kTile * kTile, column, lo, 4);
       }
     }
   }
@@ -92,10 +102,10 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
                                 bool accumulate) {
   const TileConfig config;
   _tile_loadconfig(&config);
-  const int pairs = xt_pairs(in), whole = in / kDepth, rest = in % kDepth;
+  const int whole = in / kDepth, rest = in % kDepth;
   const int steps = whole + (rest > 0);  // the last one from `tails` when the depth has a rest
   const std::size_t stride = static_cast<std::size_t>(in) * sizeof(bf16);
-  const std::size_t block_words = static_cast<std::size_t>(pairs) * kTile;  // one token block
+  const std::size_t block_words = xt_block_words(in);  // one token block
   alignas(64) bf16 tails[2][kTile][kDepth];  // the rows' last `rest` inputs, zero-padded
   alignas(64) float sums[kTile][kTile];
   // sums[r][j] = output row o + r, token t + j
@@ -126,7 +136,7 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
       _tile_zero(2);
       _tile_zero(3);
       for (int s = 0; s < steps; ++s) {
-        const std::size_t at = static_cast<std::size_t>(s) * kTile * kTile;  // XT words
+        const std::size_t at = static_cast<std::size_t>(s) * 2 * kTile * kTile;  // XT words
         if (s < whole) {
           _tile_loadd(4, w0 + s * kDepth, stride);
           _tile_loadd(5, w1 + s * kDepth, stride);
@@ -134,13 +144,16 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
           _tile_loadd(4, tails[0], kDepth * sizeof(bf16));
           _tile_loadd(5, tails[1], kDepth * sizeof(bf16));
         }
-        _tile_loadd(6, x0 + at, kTile * sizeof(std::uint32_t));
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        if (second) {
-          _tile_loadd(7, x1 + at, kTile * sizeof(std::uint32_t));
-          _tile_dpbf16ps(1, 4, 7);
-          _tile_dpbf16ps(3, 5, 7);
+        for (std::size_t term = 0; term < 2; ++term) {  // the hi terms, then the lo terms
+          const std::size_t words = at + term * kTile * kTile;
+          _tile_loadd(6, x0 + words, kTile * sizeof(std::uint32_t));
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(2, 5, 6);
+          if (second) {
+            _tile_loadd(7, x1 + words, kTile * sizeof(std::uint32_t));
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(3, 5, 7);
+          }
         }
       }
       _tile_stored(0, sums, kTile * sizeof(float));
@@ -163,18 +176,17 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
 
 /// The product's whole row blocks on the tiles: output rows [0, out / kRowBlock * kRowBlock).
 /// Returns how many rows it covered; the caller computes the rest. `ctx` must be an AMX context
-/// (HostContext::amx()); its product scratch holds the rounded activations.
+/// (HostContext::amx()); its product scratch holds the split activations.
 inline int gemm_nt_rows(HostContext* ctx, bool parallel, const float* x, int n, int in, int ldx,
                         const bf16* w, int out, float* y, int ldy, bool accumulate) {
 #if BATON_HOST_SIMD_X86
   const int covered = out / kRowBlock * kRowBlock;
   if (covered == 0 || n <= 0 || in <= 0) return 0;
   const long token_blocks = (n + kTokenBlock - 1) / kTokenBlock * (kTokenBlock / kTile);
-  // every word is written by round_activations (zeros past n and in): no clearing needed
-  std::uint32_t* xt =
-      ctx->product_scratch(static_cast<std::size_t>(token_blocks) * xt_pairs(in) * kTile);
+  // every word is written by split_activations (zeros past n and in): no clearing needed
+  std::uint32_t* xt = ctx->product_scratch(static_cast<std::size_t>(token_blocks) * xt_block_words(in));
   host_ops::parallel_ranges(ctx, token_blocks, parallel, [&](long b0, long b1) {
-    round_activations(x, n, in, ldx, b0, b1, xt);
+    split_activations(x, n, in, ldx, b0, b1, xt);
   });
   host_ops::parallel_ranges(ctx, covered / kRowBlock, parallel, [&](long b0, long b1) {
     rows(w, in, static_cast<int>(b0) * kRowBlock, static_cast<int>(b1) * kRowBlock, xt, n, y, ldy,

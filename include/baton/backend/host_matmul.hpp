@@ -38,10 +38,10 @@ inline void matmul_bf16_products(const float* x, int n, int in, int ldx, const b
       ctx.amx() ? host_gemm::amx::gemm_nt_rows(&ctx, par, x, n, in, ldx, w, out, y, ldy, accumulate)
                 : 0;
   if (done == out) return;
-  bf16* xb = ctx.rounded_rows(static_cast<std::size_t>(n) * in);
+  bf16* xb = ctx.split_rows(static_cast<std::size_t>(n) * host_dot::split_row_length(in));
   parallel_ranges(
       &ctx, n, par && static_cast<long>(n) * in >= kParallelMinWork, [&](long t0, long t1) {
-        host_dot::round_rows_bf16(x, ldx, in, static_cast<int>(t0), static_cast<int>(t1), xb);
+        host_dot::split_rows_bf16(x, ldx, in, static_cast<int>(t0), static_cast<int>(t1), xb);
       });
   const bf16* rest = w + static_cast<std::size_t>(done) * in;
   parallel_ranges(&ctx, out - done, par, [&](long o0, long o1) {

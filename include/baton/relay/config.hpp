@@ -103,8 +103,9 @@ struct GateSpec {
 struct HostRunSpec {
   /// "threads": its thread pool's size, at most ThreadPool::max_threads(); 0: every core.
   int threads = 0;
-  /// "bf16_products": products with bf16 weights on AVX512-BF16 / AMX (activations rounded to
-  /// bf16); unset: wherever the CPU has them (HostContextOptions::bf16_products); false: f32.
+  /// "bf16_products": products with bf16 weights on AVX512-BF16 / AMX (activations split into
+  /// two bf16 terms); unset: wherever the CPU has them (HostContextOptions::bf16_products);
+  /// false: f32.
   std::optional<bool> bf16_products;
 };
 
