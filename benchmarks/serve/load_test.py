@@ -67,7 +67,20 @@ def one_request(host, port, body):
 
 def run(url, model, prompts, concurrency, requests, seconds, extra=None):
     u = urlparse(url)
-    host, port = u.hostname, u.port
+
+    def one(k):
+        body = {"model": model, "prompt": prompts[k % len(prompts)], "stream": True,
+                "stream_options": {"include_usage": True}, "temperature": 0}
+        body.update(extra or {})
+        return one_request(u.hostname, u.port, body)
+
+    return run_clients(one, concurrency, requests, seconds)
+
+
+def run_clients(one, concurrency, requests, seconds):
+    """C clients in a closed loop, each calling one(k) for the run's k-th request, which returns
+    (latency s, time to first token s, completion tokens, generated tokens); bounded in
+    requests and seconds."""
     lock = threading.Lock()
     sent = [0]
     results, errors = [], []
@@ -80,11 +93,8 @@ def run(url, model, prompts, concurrency, requests, seconds, extra=None):
                     return
                 k = sent[0]
                 sent[0] += 1
-            body = {"model": model, "prompt": prompts[k % len(prompts)], "stream": True,
-                    "stream_options": {"include_usage": True}, "temperature": 0}
-            body.update(extra or {})
             try:
-                r = one_request(host, port, body)
+                r = one(k)
                 with lock:
                     results.append(r)
             except Exception as e:  # noqa: BLE001 - counted and reported

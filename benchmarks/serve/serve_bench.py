@@ -9,10 +9,11 @@ concurrency (closed loop, bounded in requests and seconds):
   - baton serve on the batching benchmark's relay: the 155M Qwen2 model in bf16, three stages
     with their own rank-16 adapters and 32-token prefixes, 32 new tokens each, requests of 64
     ids (benchmarks/batching/batch_bench.py's workload);
-  - llama-server (built from the pinned llama.cpp sources: benchmarks/llama_cpp/build_llama_tools.sh) on the same
-    model's bf16 GGUF with C parallel slots: the same 64-id requests, 96 new tokens each (the
-    relay's three stages' output; ignore_eos). It runs no adapter and prefills 64 tokens per
-    request where the relay prefills its three stage inputs (64, 96 and 32 tokens): less work.
+  - llama-server (built from the pinned llama.cpp sources: benchmarks/llama_cpp/build_llama_tools.sh)
+    on the same model's bf16 GGUF with C parallel slots and the same three adapters as GGUF LoRA
+    adapters, driven through the same relay by its client (llama_relay.py: one /completion per
+    stage, the stage's adapter chosen with the per-request `lora` field, prompt cache on, the
+    last stage streamed for its time to first output token).
 At each concurrency C a run sends max(min-requests, per-client x C) requests (the
 word-problems relay four times as many: its requests take milliseconds), or stops at the time
 cap. Writes one JSON file with every run's figures.
@@ -29,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "batching"))
 import batch_bench  # noqa: E402
+import llama_relay  # noqa: E402
 import load_test  # noqa: E402
 
 
@@ -82,6 +84,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=180, help="time cap per level")
     ap.add_argument("--bf16-products", action="store_true", help="baton's bf16 products")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--skip-word-problems", action="store_true",
+                    help="only the 155M relay, baton against llama-server")
     a = ap.parse_args()
     levels = [int(x) for x in a.concurrency.split(",")]
     work = Path(a.work)
@@ -102,11 +106,13 @@ def main():
     # 1. The bundled relay.
     questions = [json.loads(l)["question"] for l in
                  open(Path(a.repo) / "models/word-problems/heldout.jsonl")][:256]
-    p, url = baton_server(a.baton, Path(a.repo) / "models/word-problems/relay.json", a.threads, top)
-    for c in levels:
-        record("baton", "word-problems", load_test.run(url, "word-problems", questions, c,
-                                                       4 * count(c), a.seconds))
-    stop(p)
+    if not a.skip_word_problems:
+        p, url = baton_server(a.baton, Path(a.repo) / "models/word-problems/relay.json",
+                              a.threads, top)
+        for c in levels:
+            record("baton", "word-problems", load_test.run(url, "word-problems", questions, c,
+                                                           4 * count(c), a.seconds))
+        stop(p)
 
     # 2. The 155M model, three adapters: baton's relay, then llama-server.
     hf, gguf = batch_bench.make_model(work)
@@ -122,23 +128,45 @@ def main():
     stop(p)
     if a.llama_server:
         # llama-server turns every id into text: a GGUF of the same tensors with a token list.
+        models = batch_bench.models
         gguf = work / "qwen2-155m-bf16-tokens.gguf"
         if not gguf.exists():
-            batch_bench.models.write_gguf(batch_bench.models.QWEN2,
-                                          batch_bench.models.random_tensors(batch_bench.models.QWEN2),
-                                          "bf16", gguf, token_list=True)
+            models.write_gguf(models.QWEN2, models.random_tensors(models.QWEN2), "bf16", gguf,
+                              token_list=True)
+        loras = [llama_relay.peft_to_gguf(Path(st["adapter"]), models.QWEN2.arch,
+                                          work / f"lora-{st['name']}.gguf")
+                 for st in spec["stages"]]
+        prefixes = [st["prefix"] for st in spec["stages"]]
         for c in levels:
-            ctx = c * (64 + 3 * wl["max_new"] + 16)
-            p = subprocess.Popen([a.llama_server, "-m", str(gguf), "--host", "127.0.0.1",
-                                  "--port", str(18000 + c), "-np", str(c), "-c", str(ctx),
-                                  "-t", str(a.threads), "-tb", str(a.threads), "--no-warmup"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ctx = c * (len(max(prefixes, key=len)) + 64 + 2 * wl["max_new"] + 64)
+            cmd = [a.llama_server, "-m", str(gguf), "--host", "127.0.0.1", "--port",
+                   str(18000 + c), "-np", str(c), "-c", str(ctx), "-t", str(a.threads), "-tb",
+                   str(a.threads), "--no-warmup", "--lora-init-without-apply"]
+            for lora in loras:
+                cmd += ["--lora", str(lora)]
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             url = f"http://127.0.0.1:{18000 + c}"
             wait_ready(url, p)
-            record("llama-server", "155m-96-tokens",
-                   load_test.run(url, "model", prompts, c, count(c), a.seconds,
-                                 {"max_tokens": 3 * wl["max_new"], "ignore_eos": True}))
+
+            def one(k):
+                return llama_relay.relay_request("127.0.0.1", 18000 + c, prefixes,
+                                                 prompts[k % len(prompts)], wl["max_new"])
+
+            record("llama-server", "155m-relay", load_test.run_clients(one, c, count(c), a.seconds))
             stop(p)
+        side = []
+        for c in levels:
+            b = next(r for r in out["runs"] if r["engine"] == "baton" and
+                     r["workload"] == "155m-relay" and r["concurrency"] == c)
+            l = next(r for r in out["runs"] if r["engine"] == "llama-server" and
+                     r["concurrency"] == c)
+            side.append({"concurrency": c, "relays_per_s_ratio": b["requests_per_s"] /
+                         l["requests_per_s"], "baton_ttft_ms_p50": b["ttft_ms_p50"],
+                         "llama_ttft_ms_p50": l["ttft_ms_p50"]})
+            log(f"{c:>3} clients: relays/s x{side[-1]['relays_per_s_ratio']:.2f}, time to first "
+                f"output token p50 {b['ttft_ms_p50']:.0f} ms (baton) / {l['ttft_ms_p50']:.0f} ms")
+        out["side_by_side"] = side
+        Path(a.out).write_text(json.dumps(out, indent=1))
     return 0
 
 
