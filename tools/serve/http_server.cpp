@@ -147,6 +147,23 @@ class Conn {
   double write_seconds_;
 };
 
+/// The code of an error the HTTP layer answers with `status` (shutting_down is said where it
+/// happens).
+std::string code_of(int status) {
+  switch (status) {
+    case 413:
+      return "body_too_large";
+    case 414:
+      return "request_line_too_long";
+    case 431:
+      return "headers_too_large";
+    case 503:
+      return "too_many_connections";
+    default:
+      return "";
+  }
+}
+
 std::string head_of(int status, std::string_view content_type, bool keep_alive,
                     const std::vector<Header>& extra) {
   std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\n";
@@ -282,7 +299,7 @@ void Server::start_connection(int fd, std::string peer) {
     }
   }
   // Refused: a short answer that fits the socket's buffer, without waiting.
-  const std::string body = error_body_(503, refused);
+  const std::string body = error_body_(503, refused, code_of(503));
   std::string out = head_of(503, "application/json", false, {}) +
                     "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   (void)::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -309,8 +326,8 @@ void Server::serve(int fd, const std::string& peer) {
   Conn c(fd, opt_.write_seconds);
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  const auto refuse = [&](int status, const std::string& message) {
-    const std::string body = error_body_(status, message);
+  const auto refuse = [&](int status, const std::string& message, const std::string& code = "") {
+    const std::string body = error_body_(status, message, code.empty() ? code_of(status) : code);
     (void)c.write(head_of(status, "application/json", false, {}) +
                   "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
     c.linger_close();
@@ -330,10 +347,13 @@ void Server::serve(int fd, const std::string& peer) {
       for (;;) {
         head = parse_head(c.buf, opt_.limits, used);
         if (head) break;
-        const Conn::Read r = c.read_more(head_deadline);
+        // A shutdown does not wait for a slow head: it is a new request, refused at once.
+        const Conn::Read r = c.read_more(head_deadline, idle_wake_);
         if (r == Conn::Read::timeout)
           return refuse(408, "the request head did not arrive within " +
                                  std::to_string(static_cast<int>(opt_.head_seconds)) + " s");
+        if (r == Conn::Read::woken)
+          return refuse(503, "the server is shutting down", "shutting_down");
         if (r != Conn::Read::data) return;  // closed mid-head: nobody to answer
       }
       c.buf.erase(0, used);
@@ -375,7 +395,7 @@ void Server::serve(int fd, const std::string& peer) {
       } catch (const std::exception& e) {
         res = Response();
         res.status = 500;
-        res.body = error_body_(500, e.what());
+        res.body = error_body_(500, e.what(), "");
       }
       const bool keep = req.head.keep_alive && !draining_.load();
       if (!res.stream) {

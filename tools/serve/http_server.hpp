@@ -64,8 +64,10 @@ struct Response {
 };
 
 using Handler = std::function<void(const Request&, Response&)>;
-/// The body of an error the HTTP layer answers itself (status, message).
-using ErrorBody = std::function<std::string(int, const std::string&)>;
+/// The body of an error the HTTP layer answers itself (status, message, a machine-readable code:
+/// body_too_large, request_line_too_long, headers_too_large, too_many_connections,
+/// shutting_down, or empty).
+using ErrorBody = std::function<std::string(int, const std::string&, const std::string&)>;
 
 struct Options {  // NOLINT: aggregate
   Limits limits;

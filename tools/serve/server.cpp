@@ -63,13 +63,9 @@ Server::Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions o
   started_ = static_cast<long long>(std::time(nullptr));
   http_ = std::make_unique<http::Server>(
       opt_.http, [this](const http::Request& req, http::Response& res) { handle(req, res); },
-      [](int status, const std::string& message) {
-        ApiError e = server_error(status, message);
+      [](int status, const std::string& message, const std::string& code) {
+        ApiError e = server_error(status, message, code);
         if (status < 500) e.type = "invalid_request_error";
-        if (status == 413) e.code = "body_too_large";
-        if (status == 431) e.code = "headers_too_large";
-        if (status == 414) e.code = "request_line_too_long";
-        if (status == 503) e.code = "too_many_connections";
         return dump(error_body(e));
       });
 }
