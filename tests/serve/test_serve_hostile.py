@@ -38,7 +38,10 @@ import time
 
 BATON, REPO, WORK = sys.argv[1:4]
 LIGHT = "--light" in sys.argv[4:]
-ONLY = set(sys.argv[4:]) - {"--light"}
+ONLY = {a for a in sys.argv[4:] if a and a != "--light"}  # ctest passes "" for no --light
+CLASSES = {"text", "idle", "limits", "http", "json", "shutdown"}
+if ONLY - CLASSES:
+    sys.exit(f"FAILED: unknown classes {sorted(ONLY - CLASSES)} (known: {sorted(CLASSES)})")
 MODEL_DIR = os.path.join(REPO, "models", "word-problems")
 RELAY = os.path.join(MODEL_DIR, "relay.json")
 TOKENIZER = os.path.join(MODEL_DIR, "tokenizer.json")
@@ -86,7 +89,7 @@ SPECIALS = write_json("specials.json", absolute(BUNDLED, "specials"))
 SHORT = write_json("short.json", {
     "model": MODEL_DIR, "tokenizer": TOKENIZER, "name": "short",
     "stages": [{"name": "ramble", "adapter": os.path.join(MODEL_DIR, "adapters", "reason"),
-                "input": [{"request": True}], "max_new": 40 if LIGHT else 200}],
+                "input": [{"request": True}], "max_new": 40 if LIGHT else 120}],
     "max_request_tokens": 32})
 QUESTION = "Mia has 7 pears and buys 5 more. How many pears does she have?"
 REF = json.loads(subprocess.run([BATON, "relay", "--config", RELAY, "--json", "--threads", "1",
@@ -352,7 +355,25 @@ if wanted("idle"):
     finally:
         for s in idle:
             s.close()
-    print(f"idle: /health with 500 idle connections in {took * 1000:.0f} ms", flush=True)
+    # The caps: a client past --max-client-connections is answered 503 and closed; the ones it
+    # holds still work, and so does the next client once one of them is closed.
+    capped = Server([SHORT], "--max-client-connections", "4")
+    held = [connect(capped.port) for _ in range(4)]
+    time.sleep(0.1)
+    status, j = one(capped.port, request("GET", "/health", key=None), timeout=5)
+    check(status == 503 and error_of(j).get("code") == "too_many_connections",
+          f"idle: a fifth connection past --max-client-connections 4: {status} {j}")
+    held[0].sendall(request("GET", "/health", key=None))
+    rs = parse_responses(read_all(held[0])[0])
+    check(rs and rs[0][0] == 200, "idle: a held connection still answers")
+    for s in held:
+        s.close()
+    time.sleep(0.2)
+    check(one(capped.port, request("GET", "/health", key=None))[0] == 200,
+          "idle: a new connection once the held ones closed")
+    check(capped.stop() == 0, "idle: the capped server exits 0")
+    print(f"idle: /health with 500 idle connections in {took * 1000:.0f} ms; the per-client "
+          "cap answers 503", flush=True)
 
 # ---- limits ---------------------------------------------------------------------------------
 if wanted("limits"):
