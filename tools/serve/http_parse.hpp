@@ -33,14 +33,18 @@ struct Limits {                             // NOLINT: aggregate
   std::size_t chunk_line = 1024;            ///< one chunk-size line with its extensions (then 400)
 };
 
-/// A request the HTTP layer refuses: the status to answer and a message that says why.
+/// A request the HTTP layer refuses: the status to answer, a message that says why, and a
+/// machine-readable code where the status alone does not say it.
 class HttpError : public format_error {
  public:
-  HttpError(int status, const std::string& message) : format_error(message), status_(status) {}
+  HttpError(int status, const std::string& message, std::string code = "")
+      : format_error(message), status_(status), code_(std::move(code)) {}
   int status() const { return status_; }
+  const std::string& code() const { return code_; }
 
  private:
   int status_;
+  std::string code_;
 };
 
 struct Header {

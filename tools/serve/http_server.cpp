@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "http_server.hpp"
 
+#include "http_conn.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -21,19 +23,6 @@
 namespace baton::serve::http {
 
 namespace {
-
-using clock = std::chrono::steady_clock;
-
-clock::time_point after(double seconds) {
-  return clock::now() +
-         std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-int ms_until(clock::time_point deadline) {
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-  return ms <= 0 ? 0 : static_cast<int>(std::min<long long>(ms, 1 << 30));
-}
 
 const char* reason(int status) {
   switch (status) {
@@ -71,81 +60,6 @@ const char* reason(int status) {
       return "Status";
   }
 }
-
-/// One connection's socket (non-blocking): reads into a buffer that keeps what follows the
-/// current request (pipelining), writes with a deadline per write.
-class Conn {
- public:
-  Conn(int fd, double write_seconds) : fd_(fd), write_seconds_(write_seconds) {}
-  ~Conn() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Conn(const Conn&) = delete;
-  Conn& operator=(const Conn&) = delete;
-
-  std::string buf;  ///< bytes read and not yet used
-
-  enum class Read { data, eof, timeout, woken };
-  /// Reads what is there into buf, waiting until `deadline` (and, with `wake`, until that
-  /// eventfd is readable).
-  Read read_more(clock::time_point deadline, int wake = -1) {
-    for (;;) {
-      char tmp[16384];
-      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n > 0) {
-        buf.append(tmp, static_cast<std::size_t>(n));
-        return Read::data;
-      }
-      if (n == 0) return Read::eof;
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) return Read::eof;
-      pollfd p[2] = {{fd_, POLLIN, 0}, {wake, POLLIN, 0}};
-      const int r = ::poll(p, wake >= 0 ? 2 : 1, ms_until(deadline));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return Read::timeout;
-      if (wake >= 0 && (p[1].revents & POLLIN) && !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-        return Read::woken;
-    }
-  }
-
-  /// Writes all of `data`; false when the client is gone or stops reading for write_seconds.
-  bool write(std::string_view data) {
-    while (!data.empty()) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        data.remove_prefix(static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
-      pollfd p{fd_, POLLOUT, 0};
-      const int r = ::poll(&p, 1, static_cast<int>(write_seconds_ * 1000));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0 || (p.revents & (POLLERR | POLLHUP))) return false;
-    }
-    return true;
-  }
-
-  /// Closes after an answer that ends the connection: our side is shut first and what the
-  /// client still sends is read and dropped for a moment, so that closing with unread bytes
-  /// (which makes the kernel send a reset) cannot destroy the answer before the client reads it.
-  void linger_close() {
-    ::shutdown(fd_, SHUT_WR);
-    const auto deadline = after(1.0);
-    std::size_t dropped = 0;
-    while (dropped < (std::size_t(8) << 20)) {
-      buf.clear();
-      if (read_more(deadline) != Read::data) break;
-      dropped += buf.size();
-    }
-    ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-  double write_seconds_;
-};
 
 /// The code of an error the HTTP layer answers with `status` (shutting_down is said where it
 /// happens).
@@ -322,107 +236,108 @@ void Server::stop() {
   closed_.notify_all();
 }
 
+std::optional<Request> Server::read_request(Conn& c, const std::string& peer) const {
+  // Between requests: wait for the next one's first byte (unless it is buffered already).
+  if (c.buf.empty()) {
+    if (stopping_.load()) return std::nullopt;
+    if (c.read_more(after(opt_.idle_seconds), idle_wake_) != Conn::Read::data) return std::nullopt;
+  }
+  // The head, within head_seconds of its first byte.
+  const auto head_deadline = after(opt_.head_seconds);
+  std::optional<RequestHead> head;
+  std::size_t used = 0;
+  while (!(head = parse_head(c.buf, opt_.limits, used))) {
+    // A shutdown does not wait for a slow head: it is a new request, refused at once.
+    const Conn::Read r = c.read_more(head_deadline, idle_wake_);
+    if (r == Conn::Read::timeout)
+      throw HttpError(408, "the request head did not arrive within " +
+                               std::to_string(static_cast<int>(opt_.head_seconds)) + " s");
+    if (r == Conn::Read::woken)
+      throw HttpError(503, "the server is shutting down", "shutting_down");
+    if (r != Conn::Read::data) return std::nullopt;  // closed mid-head: nobody to answer
+  }
+  c.buf.erase(0, used);
+  // The body, counted as it arrives.
+  Request req;
+  req.peer = peer;
+  const auto body_deadline = after(opt_.body_seconds);
+  bool continued = false;
+  const auto more = [&]() -> bool {
+    if (head->expect_continue && !continued) {
+      continued = true;
+      if (!c.write("HTTP/1.1 100 Continue\r\n\r\n")) return false;
+    }
+    const Conn::Read r = c.read_more(body_deadline);
+    if (r == Conn::Read::timeout)
+      throw HttpError(408, "the request body did not arrive within " +
+                               std::to_string(static_cast<int>(opt_.body_seconds)) + " s");
+    return r == Conn::Read::data;
+  };
+  if (head->chunked) {
+    ChunkedBody chunked(opt_.limits);
+    for (;;) {
+      c.buf.erase(0, chunked.feed(c.buf, req.body));
+      if (chunked.done()) break;
+      if (!more()) return std::nullopt;
+    }
+  } else if (const std::size_t n = head->content_length.value_or(0); n > 0) {
+    while (c.buf.size() < n)
+      if (!more()) return std::nullopt;
+    req.body = c.buf.substr(0, n);
+    c.buf.erase(0, n);
+  }
+  req.head = std::move(*head);
+  return req;
+}
+
+bool Server::write_response(Conn& c, Response& res, bool keep, bool chunks) const {
+  if (!res.stream) {
+    std::string out = head_of(res.status, res.content_type, keep, res.headers) +
+                      "Content-Length: " + std::to_string(res.body.size()) + "\r\n\r\n";
+    out += res.body;
+    return c.write(out);
+  }
+  // HTTP/1.0 has no chunks: the stream is the rest of the connection.
+  bool ok = c.write(head_of(res.status, res.content_type, keep && chunks, res.headers) +
+                    (chunks ? "Transfer-Encoding: chunked\r\n\r\n" : "\r\n"));
+  ChunkSink sink(
+      [&](std::string_view d) { return ok = ok && c.write(chunks ? chunk(d) : std::string(d)); });
+  while (ok && !sink.is_done()) ok = res.stream(sink) && ok;
+  if (ok && chunks) ok = c.write("0\r\n\r\n");
+  if (res.stream_end) res.stream_end(ok && sink.is_done());
+  return ok && chunks;
+}
+
 void Server::serve(int fd, const std::string& peer) {
   Conn c(fd, opt_.write_seconds);
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  const auto refuse = [&](int status, const std::string& message, const std::string& code = "") {
-    const std::string body = error_body_(status, message, code.empty() ? code_of(status) : code);
-    (void)c.write(head_of(status, "application/json", false, {}) +
-                  "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
-    c.linger_close();
-  };
   for (;;) {
-    // Between requests: wait for the next one's first byte (unless it is buffered already).
-    if (c.buf.empty()) {
-      if (stopping_.load()) return;
-      const Conn::Read r = c.read_more(after(opt_.idle_seconds), idle_wake_);
-      if (r != Conn::Read::data) return;
-    }
-    // The head, within head_seconds of its first byte.
-    const auto head_deadline = after(opt_.head_seconds);
-    std::optional<RequestHead> head;
-    std::size_t used = 0;
+    std::optional<Request> req;
     try {
-      for (;;) {
-        head = parse_head(c.buf, opt_.limits, used);
-        if (head) break;
-        // A shutdown does not wait for a slow head: it is a new request, refused at once.
-        const Conn::Read r = c.read_more(head_deadline, idle_wake_);
-        if (r == Conn::Read::timeout)
-          return refuse(408, "the request head did not arrive within " +
-                                 std::to_string(static_cast<int>(opt_.head_seconds)) + " s");
-        if (r == Conn::Read::woken)
-          return refuse(503, "the server is shutting down", "shutting_down");
-        if (r != Conn::Read::data) return;  // closed mid-head: nobody to answer
-      }
-      c.buf.erase(0, used);
-      Request req;
-      req.peer = peer;
-      // The body, counted as it arrives.
-      const auto body_deadline = after(opt_.body_seconds);
-      bool continued = false;
-      const auto need_more = [&]() -> bool {
-        if (head->expect_continue && !continued) {
-          continued = true;
-          if (!c.write("HTTP/1.1 100 Continue\r\n\r\n")) return false;
-        }
-        const Conn::Read r = c.read_more(body_deadline);
-        if (r == Conn::Read::timeout)
-          throw HttpError(408, "the request body did not arrive within " +
-                                   std::to_string(static_cast<int>(opt_.body_seconds)) + " s");
-        return r == Conn::Read::data;
-      };
-      if (head->chunked) {
-        ChunkedBody chunked(opt_.limits);
-        for (;;) {
-          c.buf.erase(0, chunked.feed(c.buf, req.body));
-          if (chunked.done()) break;
-          if (!need_more()) return;
-        }
-      } else if (const std::size_t n = head->content_length.value_or(0); n > 0) {
-        while (c.buf.size() < n)
-          if (!need_more()) return;
-        req.body = c.buf.substr(0, n);
-        c.buf.erase(0, n);
-      }
-      req.head = std::move(*head);
-      // The answer, written in full before the next request is read: pipelined requests are
-      // answered in the order they came.
-      Response res;
-      try {
-        handler_(req, res);
-      } catch (const std::exception& e) {
-        res = Response();
-        res.status = 500;
-        res.body = error_body_(500, e.what(), "");
-      }
-      const bool keep = req.head.keep_alive && !draining_.load();
-      if (!res.stream) {
-        std::string out = head_of(res.status, res.content_type, keep, res.headers) +
-                          "Content-Length: " + std::to_string(res.body.size()) + "\r\n\r\n";
-        out += res.body;
-        if (!c.write(out)) return;
-      } else {
-        // HTTP/1.0 has no chunks: the stream is the rest of the connection.
-        const bool chunks = req.head.minor == 1;
-        bool ok = c.write(head_of(res.status, res.content_type, keep && chunks, res.headers) +
-                          (chunks ? "Transfer-Encoding: chunked\r\n\r\n" : "\r\n"));
-        ChunkSink sink([&](std::string_view d) {
-          return ok = ok && c.write(chunks ? chunk(d) : std::string(d));
-        });
-        while (ok && !sink.is_done()) ok = res.stream(sink) && ok;
-        if (ok && chunks) ok = c.write("0\r\n\r\n");
-        if (res.stream_end) res.stream_end(ok && sink.is_done());
-        if (!ok || !chunks) return;
-        if (!keep) return c.linger_close();
-        continue;
-      }
-      if (!keep) return c.linger_close();
+      req = read_request(c, peer);
     } catch (const HttpError& e) {
       // The framing cannot be trusted after this: answer and close.
-      return refuse(e.status(), e.what());
+      const std::string body =
+          error_body_(e.status(), e.what(), e.code().empty() ? code_of(e.status()) : e.code());
+      (void)c.write(head_of(e.status(), "application/json", false, {}) +
+                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+      return c.linger_close();
     }
+    if (!req) return;
+    // The answer, written in full before the next request is read: pipelined requests are
+    // answered in the order they came.
+    Response res;
+    try {
+      handler_(*req, res);
+    } catch (const std::exception& e) {
+      res = Response();
+      res.status = 500;
+      res.body = error_body_(500, e.what(), "");
+    }
+    const bool keep = req->head.keep_alive && !draining_.load();
+    if (!write_response(c, res, keep, req->head.minor == 1)) return;
+    if (!keep) return c.linger_close();
   }
 }
 

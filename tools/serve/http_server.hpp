@@ -23,12 +23,15 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "http_parse.hpp"
 
 namespace baton::serve::http {
+
+class Conn;
 
 struct Request {
   RequestHead head;
@@ -102,7 +105,13 @@ class Server {
  private:
   void accept_ready(bool all);
   void start_connection(int fd, std::string peer);
+  /// Serves one connection until it closes.
   void serve(int fd, const std::string& peer);
+  /// The connection's next request; nullopt when it closed or went idle past its timeout.
+  /// HttpError for a request refused (then the connection is answered and closed).
+  std::optional<Request> read_request(Conn& c, const std::string& peer) const;
+  /// Writes `res` (streaming it, if it streams); whether the connection may serve another.
+  bool write_response(Conn& c, Response& res, bool keep, bool chunks) const;
 
   Options opt_;
   Handler handler_;
