@@ -479,24 +479,33 @@ if wanted("http"):
     body = json.dumps(chat_body(QUESTION)).encode()
     base = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
             KEY.encode() + b"\r\nContent-Type: application/json\r\n")
+    # (what, the head's tail, the status, a word the error's message must hold: the refusal
+    # must be the framing's, not a JSON error from a body read the wrong way)
     cases = [
         ("duplicate Content-Length", b"Content-Length: %d\r\nContent-Length: 2\r\n\r\n" %
-         len(body) + body, 400),
+         len(body) + body, 400, "Content-Length"),
         ("equal duplicate Content-Length", b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" %
-         (len(body), len(body)) + body, 400),
-        ("non-numeric Content-Length", b"Content-Length: abc\r\n\r\n" + body, 400),
-        ("negative Content-Length", b"Content-Length: -1\r\n\r\n" + body, 400),
+         (len(body), len(body)) + body, 400, "Content-Length"),
+        ("non-numeric Content-Length", b"Content-Length: abc\r\n\r\n" + body, 400,
+         "Content-Length"),
+        ("negative Content-Length", b"Content-Length: -1\r\n\r\n" + body, 400, "Content-Length"),
         ("Content-Length beside chunked", b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n"
-         b"\r\n0\r\n\r\n", 400),
-        ("a transfer coding other than chunked", b"Transfer-Encoding: gzip\r\n\r\n", 501),
-        ("space before the colon", b"Content-Length : %d\r\n\r\n" % len(body) + body, 400),
-        ("unknown Expect", b"Expect: 200-ok\r\nContent-Length: %d\r\n\r\n" % len(body) + body, 417),
-        ("a NUL in a header", b"X-A: a\x00b\r\nContent-Length: %d\r\n\r\n" % len(body) + body, 400),
-        ("a folded header", b"X-A: a\r\n b\r\nContent-Length: %d\r\n\r\n" % len(body) + body, 400),
+         b"\r\n0\r\n\r\n", 400, "Transfer-Encoding"),
+        ("a transfer coding other than chunked", b"Transfer-Encoding: gzip\r\n\r\n", 501,
+         "Transfer-Encoding"),
+        ("space before the colon", b"Content-Length : %d\r\n\r\n" % len(body) + body, 400,
+         "colon"),
+        ("unknown Expect", b"Expect: 200-ok\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
+         417, "Expect"),
+        ("a NUL in a header", b"X-A: a\x00b\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
+         400, "control character"),
+        ("a folded header", b"X-A: a\r\n b\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
+         400, "folded"),
     ]
-    for what, tail, want in cases:
+    for what, tail, want, word in cases:
         status, j = one(main.port, base + tail)
-        check(status == want, f"http: {what}: {status}, want {want} ({str(j)[:100]})")
+        check(status == want and word in error_of(j).get("message", ""),
+              f"http: {what}: {status}, want {want} and '{word}' in the message ({str(j)[:100]})")
     # 100-continue: the interim answer comes before the body is sent.
     s = connect(main.port, 60)
     s.sendall(base + b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
