@@ -360,7 +360,12 @@ if wanted("idle"):
     capped = Server([SHORT], *([] if OLD else ["--max-client-connections", "4"]))
     held = [connect(capped.port) for _ in range(4)]
     time.sleep(0.1)
-    status, j = one(capped.port, request("GET", "/health", key=None), timeout=5)
+    # The refusal comes at once, before any request (none is sent: nothing unread is left on
+    # the server's side to turn its close into a reset).
+    fifth = connect(capped.port, 5)
+    rs = parse_responses(read_all(fifth)[0])
+    fifth.close()
+    status, j = (rs[0][0], json.loads(rs[0][2])) if rs else (None, "no response")
     check(status == 503 and error_of(j).get("code") == "too_many_connections",
           f"idle: a fifth connection past --max-client-connections 4: {status} {j}")
     held[0].sendall(request("GET", "/health", key=None))

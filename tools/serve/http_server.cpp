@@ -175,7 +175,11 @@ void Server::accept_ready(bool all) {
         ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;  // EAGAIN: none left; EMFILE and the like: try again at the next wake
+      // Out of descriptors: the pending connection stays readable, so without a pause the
+      // accept loop would spin; it is taken once a connection has closed.
+      if (errno == EMFILE || errno == ENFILE)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return;  // EAGAIN: none left
     }
     start_connection(fd, peer_address(a));
   }
