@@ -137,6 +137,6 @@ TEST_CASE("a chunked body: pieces of any size, extensions, trailers, the body li
   CHECK(chunked_refusal("4\r\nWiki\r\n4\r\npedi\r\n0\r\n\r\n", small) == 0);
   CHECK(chunked_refusal("zz\r\n") == 400);
   CHECK(chunked_refusal("fffffffffffffffff\r\n") == 400);  // no overflow: too many digits
-  CHECK(chunked_refusal("4\r\nWikipedia\r\n") == 400);    // data longer than its size
-  CHECK(chunked_refusal(std::string(2000, '1')) == 400);  // an endless size line
+  CHECK(chunked_refusal("4\r\nWikipedia\r\n") == 400);     // data longer than its size
+  CHECK(chunked_refusal(std::string(2000, '1')) == 400);   // an endless size line
 }
