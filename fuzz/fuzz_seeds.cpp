@@ -122,6 +122,17 @@ int main(int argc, char** argv) {
         {"required", {"ok"}}}}};
   write(out / "relay" / "grammar", with_grammar.dump(2));
 
+  // http: requests as clients send them (the first byte of each file picks the piece size).
+  const std::string post =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+  write(out / "http" / "plain", "\x07GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  write(out / "http" / "length", "\x10" + post + "Content-Length: 2\r\n\r\n{}");
+  write(out / "http" / "chunked", "\x03" + post +
+                                      "Transfer-Encoding: chunked\r\n\r\n2;x=y\r\n{}\r\n0\r\n"
+                                      "Trailer: z\r\n\r\n");
+  write(out / "http" / "expect",
+        "\x01" + post + "Expect: 100-continue\r\nContent-Length: 0\r\n\r\n");
+
   fs::remove_all(out / "tmp");
   return 0;
 }

@@ -11,8 +11,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config python3 python3-venv ccache
-          doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev
-          libcpp-httplib-dev)  # `baton serve` only (tools/); the library does not use it
+          doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
 case "${1:-}" in
   "") ;;
   --sanitizers) packages+=(clang-16 libclang-rt-16-dev libomp-16-dev) ;;

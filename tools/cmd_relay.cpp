@@ -8,7 +8,9 @@
 ///               [--bf16-products | --f32-products]
 ///   baton relay --config FILE --requests FILE.jsonl [--concurrency N | --sequential] [--json]
 ///
-/// The request is token ids, or text encoded with the relay's tokenizer (no BOS added).
+/// The request is token ids, or text encoded with the relay's tokenizer (no BOS added) as plain
+/// text: an added token written in it (<|im_end|>) is spelled byte by byte, never the control
+/// token, unless --request-specials says the request may carry them.
 /// Output: each stage run (cycle, name, ids, and text when a tokenizer is configured), the
 /// verdict, cycles and timings in ms; with --json one object (text fields replace invalid UTF-8
 /// with U+FFFD; ids are exact). --repeat N runs the request N times on the pre-warmed relay and
@@ -66,13 +68,16 @@ constexpr std::string_view kUsage =
     "                 batched: one result line each, then a summary (docs/batching.md)\n"
     "  --concurrency N  requests in flight with --requests (slots per stage; default 1)\n"
     "  --sequential   with --requests: one request after another through the relay itself\n"
-    "                 (no batching; the baseline)\n";
+    "                 (no batching; the baseline)\n"
+    "  --request-specials  request text may spell added tokens (<|im_end|>) as those tokens\n"
+    "                 (default: request text is plain text, as untrusted input must be)\n";
 
 struct Args {
   std::string config;
   std::optional<std::vector<std::int32_t>> ids;
   std::optional<std::string> text;
   bool json = false, help = false, trace = false;
+  bool request_specials = false;  ///< --request-specials: added tokens in request text match
   int repeat = 1;
   std::optional<std::string> requests;  ///< --requests FILE.jsonl
   int concurrency = 1;
@@ -102,6 +107,8 @@ Args parse_args(int argc, char** argv) {
       a.json = true;
     } else if (arg == "--trace") {
       a.trace = true;
+    } else if (arg == "--request-specials") {
+      a.request_specials = true;
     } else if (arg == "--repeat") {
       a.repeat = cli::parse_int<int>(value(), "--repeat");
     } else if (arg == "--requests") {
@@ -216,8 +223,11 @@ int cmd_relay(int argc, char** argv) {
 
   const std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
   if (a.requests)
-    return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok);
-  const std::vector<std::int32_t> request = a.ids ? *a.ids : tok->encode(*a.text);
+    return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok,
+                                 a.request_specials);
+  const std::vector<std::int32_t> request =
+      a.ids ? *a.ids
+            : (a.request_specials ? tok->encode(*a.text) : tok->encode_ordinary_text(*a.text));
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};
   for (int i = 1; i < a.repeat; ++i) {

@@ -5,7 +5,8 @@
 ///
 ///   baton serve --config relay.json [--config other.json ...] [--host 127.0.0.1] [--port 8080]
 ///               [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]
-///               [--drain-seconds S] [--backend host|cuda] [--threads N]
+///               [--drain-seconds S] [--max-connections N] [--max-client-connections N]
+///               [--request-specials NAME] [--backend host|cuda] [--threads N]
 ///               [--bf16-products | --f32-products]
 ///
 /// Every request goes through its relay's batch scheduler. SIGTERM or SIGINT: new requests get
@@ -38,14 +39,14 @@ namespace {
 
 constexpr int kMaxConcurrency = 1024;
 constexpr int kMaxQueue = 4096;
-/// HTTP threads at most (each has a stack): past it, connections wait in the HTTP library's
-/// queue for a thread.
-constexpr int kMaxHttpThreads = 8192;
+/// Connections at most (each has a thread, and its stack): --max-connections' range.
+constexpr int kMaxConnections = 8192;
 
 constexpr std::string_view kUsage =
     "usage: baton serve --config FILE [--config FILE ...] [--host ADDR] [--port N]\n"
     "                   [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]\n"
-    "                   [--drain-seconds S] [--backend host|cuda] [--threads N]\n"
+    "                   [--drain-seconds S] [--max-connections N] [--max-client-connections N]\n"
+    "                   [--request-specials NAME] [--backend host|cuda] [--threads N]\n"
     "                   [--bf16-products | --f32-products]\n"
     "  --config FILE    a relay to serve (JSON, docs/relay.md); clients name it by its \"name\"\n"
     "                   field, else the file's name without .json; repeat for more relays\n"
@@ -55,7 +56,11 @@ constexpr std::string_view kUsage =
     "  --queue N        requests a relay accepts before answering 429 (default 4 x concurrency)\n"
     "  --api-key KEY    require 'Authorization: Bearer KEY' (default: $BATON_API_KEY if set)\n"
     "  --max-body BYTES request bodies at most (default 1048576; larger: 413)\n"
-    "  --drain-seconds S  on SIGTERM, how long requests in flight may take (default 30)\n";
+    "  --drain-seconds S  on SIGTERM, how long requests in flight may take (default 30)\n"
+    "  --max-connections N  open connections at most (default 1024; more: 503)\n"
+    "  --max-client-connections N  open connections from one address at most (default 512)\n"
+    "  --request-specials NAME  relay NAME's request text may spell added tokens such as\n"
+    "                   <|im_end|> as those tokens (default: request text is plain text)\n";
 
 struct Args {
   std::vector<std::string> configs;
@@ -73,7 +78,7 @@ Args parse_args(int argc, char** argv) {
   cli::SeenOptions seen;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("-") && arg != "--config") seen.once(arg);
+    if (arg.starts_with("-") && arg != "--config" && arg != "--request-specials") seen.once(arg);
     const auto value = [&]() -> std::string_view {
       if (i + 1 >= argc) throw cli::ArgError{std::string(arg) + " needs a value"};
       return cli::non_empty(arg, argv[++i]);
@@ -104,12 +109,21 @@ Args parse_args(int argc, char** argv) {
       const long long n = cli::parse_int<long long>(value(), "--max-body");
       if (n < 1024 || n > (1LL << 30))
         throw cli::ArgError{"--max-body " + std::to_string(n) + " is outside [1024, 2^30]"};
-      a.server.max_body = static_cast<std::size_t>(n);
+      a.server.http.limits.body = static_cast<std::size_t>(n);
     } else if (arg == "--drain-seconds") {
       const int s = cli::parse_int<int>(value(), "--drain-seconds");
       if (s < 0 || s > 3600)
         throw cli::ArgError{"--drain-seconds " + std::to_string(s) + " is outside [0, 3600]"};
       a.server.drain_seconds = s;
+    } else if (arg == "--max-connections" || arg == "--max-client-connections") {
+      const int n = cli::parse_int<int>(value(), arg);
+      if (n < 1 || n > kMaxConnections)
+        throw cli::ArgError{std::string(arg) + " " + std::to_string(n) + " is outside [1, " +
+                            std::to_string(kMaxConnections) + "]"};
+      (arg == "--max-connections" ? a.server.http.max_connections
+                                  : a.server.http.max_client_connections) = n;
+    } else if (arg == "--request-specials") {
+      a.server.request_specials.emplace_back(value());
     } else if (arg == "--backend") {
       a.backend = cli::parse_backend(value());
     } else if (cli::parse_host_option(arg, value, a.host)) {
@@ -127,12 +141,6 @@ Args parse_args(int argc, char** argv) {
   if (!a.server.api_key) {
     if (const char* k = std::getenv("BATON_API_KEY"); k && *k) a.server.api_key = std::string(k);
   }
-  // A connection holds an HTTP thread while its request waits, and between requests while it
-  // is kept alive: the pool covers every request a relay may queue, and more for clients that
-  // are turned away (429), health checks and metrics.
-  a.server.http_threads = static_cast<int>(std::min<long long>(
-      static_cast<long long>(*a.queue) * static_cast<long long>(a.configs.size()) + 32,
-      kMaxHttpThreads));
   return a;
 }
 
@@ -149,8 +157,12 @@ std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& 
   if (tok) resolve_text(spec, *tok);
   spec.slots = a.concurrency;
   std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
+  const std::string name = served_name(spec);
+  const auto& allowed = a.server.request_specials;
+  const bool specials = std::find(allowed.begin(), allowed.end(), name) != allowed.end();
   return std::make_unique<serve::ServedRelay>(std::move(spec), std::move(tok), std::move(relay),
-                                              serve::ServeLimits{a.concurrency, *a.queue});
+                                              serve::ServeLimits{a.concurrency, *a.queue},
+                                              specials);
 }
 
 }  // namespace
@@ -196,6 +208,12 @@ int cmd_serve(int argc, char** argv) {
     std::cerr << "baton serve: " << e.message << "\n";
     return 2;
   }
+  for (const std::string& n : a.server.request_specials)
+    if (std::none_of(relays.begin(), relays.end(), [&](const auto& r) { return r->name() == n; })) {
+      std::cerr << "baton serve: --request-specials " << detail::excerpt(n)
+                << ": no relay is served by that name (" << names << ")\n";
+      return 2;
+    }
   serve::Server server(std::move(relays), a.server);
   const int port = server.bind();
   std::cout << "baton serve: listening on http://" << a.server.host << ":" << port << " (" << names

@@ -3,7 +3,7 @@
 /// @file
 /// @brief `baton tokenize` and `baton detokenize`: text <-> token ids with a tokenizer.json.
 ///
-///   baton tokenize --tokenizer FILE [--add-special] [--json] [--replace-invalid]
+///   baton tokenize --tokenizer FILE [--add-special] [--no-special] [--json] [--replace-invalid]
 ///                  [--backend host|cuda] < text
 ///   baton detokenize --tokenizer FILE [--skip-special] [--backend host|cuda] < ids
 ///
@@ -33,10 +33,13 @@
 namespace {
 
 constexpr std::string_view kTokenizeUsage =
-    "usage: baton tokenize --tokenizer FILE [--add-special] [--json] [--replace-invalid]\n"
+    "usage: baton tokenize --tokenizer FILE [--add-special] [--no-special] [--json]\n"
+    "                      [--replace-invalid]\n"
     "                      [--backend host|cuda] < text\n"
     "  --tokenizer FILE   Hugging Face tokenizer.json (byte-level BPE: Qwen2/2.5/3, Llama-3)\n"
     "  --add-special      apply the post-processor template (Llama-3: <|begin_of_text|>)\n"
+    "  --no-special       added tokens written in the text (<|im_end|>) are plain text, as\n"
+    "                     untrusted input must be (default: matched, as Hugging Face does)\n"
     "  --json             print one JSON array instead of space-separated ids\n"
     "  --replace-invalid  replace invalid UTF-8 with U+FFFD (as a JavaScript caller of\n"
     "                     Hugging Face's binding gets) instead of failing with its offset\n"
@@ -169,16 +172,28 @@ std::vector<std::int32_t> parse_ids(const std::string& in) {
 
 int cmd_tokenize(int argc, char** argv) {
   std::string file;
-  bool add_special = false, json = false, replace = false;
-  if (const int rc = parse(
-          argc, argv, kTokenizeUsage, file,
-          {{"--add-special", &add_special}, {"--json", &json}, {"--replace-invalid", &replace}});
+  bool add_special = false, no_special = false, json = false, replace = false;
+  if (const int rc = parse(argc, argv, kTokenizeUsage, file,
+                           {{"--add-special", &add_special},
+                            {"--no-special", &no_special},
+                            {"--json", &json},
+                            {"--replace-invalid", &replace}});
       rc >= 0)
     return rc;
   const auto tok = baton::Tokenizer::from_file(file);
   std::string text = read_stdin();
   if (replace) text = baton::text::replace_invalid_utf8(text);
-  const auto ids = tok.encode(text, add_special);
+  std::vector<std::int32_t> ids;
+  if (!no_special) {
+    ids = tok.encode(text, add_special);
+  } else {
+    // The post-processor's ids (--add-special) are the program's own, not the text's.
+    if (add_special) ids.assign(tok.prefix_special_ids().begin(), tok.prefix_special_ids().end());
+    const auto plain = tok.encode_ordinary_text(text);
+    ids.insert(ids.end(), plain.begin(), plain.end());
+    if (add_special)
+      ids.insert(ids.end(), tok.suffix_special_ids().begin(), tok.suffix_special_ids().end());
+  }
   std::string out;
   out.reserve(ids.size() * 7 + 3);
   if (json) out.push_back('[');

@@ -18,9 +18,11 @@ namespace baton::cli {
 /// stage), keeping `concurrency` requests in flight; with `sequential`, one after another
 /// through the relay's own run (no scheduler: the baseline batching is measured against).
 /// Prints one line per request in file order, then a summary (requests/s, generated tokens/s,
-/// latency p50/p99); JSON lines with `json`. Returns the exit status: 0, or 1 when a request
-/// failed.
+/// latency p50/p99); JSON lines with `json`. Text requests are plain text (added tokens written
+/// in them are not matched) unless `request_specials`. Returns the exit status: 0, or 1 when a
+/// request failed.
 int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
-                     bool sequential, bool json, const std::optional<Tokenizer>& tok);
+                     bool sequential, bool json, const std::optional<Tokenizer>& tok,
+                     bool request_specials = false);
 
 }  // namespace baton::cli

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "baton/core/error.hpp"
+#include "baton/io/json_util.hpp"
 
 namespace baton::serve {
 
@@ -61,12 +62,35 @@ std::string text_of_content(const nlohmann::json& content, const std::string& wh
   for (std::size_t i = 0; i < content.size(); ++i) {
     const auto& part = content[i];
     const std::string pw = where + "[" + std::to_string(i) + "]";
-    if (!part.is_object() || part.value("type", nlohmann::json()) != "text" ||
+    if (!part.is_object() || part.size() != 2 || part.value("type", nlohmann::json()) != "text" ||
         !part.contains("text") || !part["text"].is_string())
       throw bad(pw, "'" + pw + "' must be {\"type\": \"text\", \"text\": \"...\"} (only text)");
     out += part["text"].get<std::string>();
   }
   return out;
+}
+
+/// Fields a message may have (only text is taken: no tools, no audio).
+constexpr std::string_view kMessage[] = {"role", "content", "name"};
+constexpr std::string_view kRoles[] = {"system", "developer", "user", "assistant"};
+
+/// Checks one message: known fields, a known role, text content (an assistant's may be null).
+void check_message(const nlohmann::json& m, const std::string& w) {
+  if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+    throw bad(w, "'" + w + "' must be an object with a string 'role'");
+  for (const auto& [key, value] : m.items())
+    if (!listed(key, kMessage))
+      throw bad(w + "." + key, "unknown field '" + w + "." + detail::excerpt(key) + "'",
+                "unknown_parameter");
+  const std::string role = m["role"].get<std::string>();
+  if (!listed(role, kRoles))
+    throw bad(w + ".role", "'" + w + ".role' = " + shown(m["role"]) +
+                               " is not supported (system, developer, user, assistant)");
+  if (m.contains("name") && !m["name"].is_string())
+    throw bad(w + ".name", "'" + w + ".name' must be a string");
+  if (!m.contains("content")) throw bad(w + ".content", "'" + w + ".content' is required");
+  if (role == "assistant" && m["content"].is_null()) return;
+  (void)text_of_content(m["content"], w + ".content");
 }
 
 /// The chat request's text: the last user message.
@@ -78,10 +102,8 @@ std::string last_user_message(const nlohmann::json& j) {
   std::optional<std::string> last;
   for (std::size_t i = 0; i < m.size(); ++i) {
     const std::string w = "messages[" + std::to_string(i) + "]";
-    if (!m[i].is_object() || !m[i].contains("role") || !m[i]["role"].is_string())
-      throw bad(w, "'" + w + "' must be an object with a string 'role'");
+    check_message(m[i], w);
     if (m[i]["role"] != "user") continue;
-    if (!m[i].contains("content")) throw bad(w + ".content", "'" + w + ".content' is required");
     last = text_of_content(m[i]["content"], w + ".content");
   }
   if (!last) throw bad("messages", "'messages' holds no message with role 'user'");
@@ -133,6 +155,23 @@ nlohmann::json error_body(const ApiError& e) {
 }
 
 ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
+  // Strict as the file parser: a duplicate key would leave two readers of the same request
+  // disagreeing (a proxy checks one value, the server uses the other), and nesting is bounded
+  // before anything is built. A NUL byte would end nlohmann's input early.
+  if (body.find('\0') != std::string_view::npos)
+    throw bad("", "the body is not valid JSON: it holds a NUL byte", "invalid_json");
+  io::detail::JsonChecker checker(io::kMaxJsonDepth);
+  nlohmann::json::sax_parse(body.begin(), body.end(), &checker,
+                            nlohmann::json::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/false);
+  if (checker.too_deep)
+    throw bad("", "the body nests deeper than " + std::to_string(io::kMaxJsonDepth) + " levels",
+              "invalid_json");
+  if (checker.duplicate_)
+    throw bad(*checker.duplicate_,
+              "duplicate key '" + detail::excerpt(*checker.duplicate_) +
+                  "' in the body: each key may appear once in an object",
+              "duplicate_key");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(body);

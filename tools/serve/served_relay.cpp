@@ -2,17 +2,29 @@
 // SPDX-License-Identifier: MIT
 #include "served_relay.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace baton::serve {
 
 ServedRelay::ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
-                         std::unique_ptr<RuntimeRelay> relay, ServeLimits limits)
+                         std::unique_ptr<RuntimeRelay> relay, ServeLimits limits,
+                         bool request_specials)
     : spec_(std::move(spec)),
       tokenizer_(std::move(tokenizer)),
       name_(served_name(spec_)),
       relay_(std::move(relay)),
-      limits_(limits) {
+      limits_(limits),
+      request_specials_(request_specials) {
+  if (tokenizer_) {
+    std::size_t longest = 1;
+    const auto n = static_cast<std::int32_t>(tokenizer_->vocab_size());
+    for (std::int32_t id = 0; id < n; ++id)
+      if (tokenizer_->contains_id(id) && (request_specials_ || !tokenizer_->is_added(id)))
+        longest = std::max(longest, tokenizer_->token_bytes(id).size());
+    max_request_bytes_ =
+        3 * longest * static_cast<std::size_t>(std::max(spec_.max_request_tokens, 1));
+  }
   const int stages = static_cast<int>(spec_.stages.size());
   loop_from_ = spec_.loop_from.value_or(stages > 1 ? 1 : 0);
   SchedulerOptions opt;
@@ -24,6 +36,13 @@ ServedRelay::ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
 }
 
 ServedRelay::~ServedRelay() { stop(); }
+
+std::vector<std::int32_t> ServedRelay::encode_request(std::string_view text) const {
+  // A copy per request: encode updates its object's cache and match buffers, so HTTP threads
+  // must not share one (the copy shares the tables; its cache starts empty).
+  const Tokenizer tok(tokenizer_.value());
+  return request_specials_ ? tok.encode(text) : tok.encode_ordinary_text(text);
+}
 
 bool ServedRelay::final_cycle(int cycle) const {
   return cycle >= spec_.max_cycles || spec_.output_stage < loop_from_;

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -66,7 +67,8 @@ class ServedRelay {
   /// Serves `relay` (built from `spec` with `limits.concurrency` slots per stage, pre-warmed)
   /// and starts its stepping thread.
   ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
-              std::unique_ptr<RuntimeRelay> relay, ServeLimits limits);
+              std::unique_ptr<RuntimeRelay> relay, ServeLimits limits,
+              bool request_specials = false);
   ~ServedRelay();
   ServedRelay(const ServedRelay&) = delete;
   ServedRelay& operator=(const ServedRelay&) = delete;
@@ -81,6 +83,16 @@ class ServedRelay {
   int output_max_new() const {
     return spec_.stages[static_cast<std::size_t>(output_stage())].max_new;
   }
+
+  /// A request's text as ids: plain text (added tokens such as <|im_end|> written in it are
+  /// spelled byte by byte, so a client cannot inject control tokens), or with added tokens
+  /// matched where the operator allowed it for this relay (--request-specials). Needs a
+  /// tokenizer; safe from any thread.
+  std::vector<std::int32_t> encode_request(std::string_view text) const;
+  /// Text longer than this in bytes is longer than max_request_tokens for certain (checked
+  /// before tokenizing it): every token spells at most the longest token's bytes, and the
+  /// normalizer (NFC) shrinks text at most 3 times (Hangul jamo into syllables).
+  std::size_t max_request_bytes() const { return max_request_bytes_; }
 
   /// Accepts `ids`, capping the output stage at `max_new` (0: its own). capacity_error when
   /// `queue` requests are already in flight or the relay is stopping.
@@ -112,6 +124,8 @@ class ServedRelay {
   std::unique_ptr<BatchedRelay> scheduler_;      // the stepping thread's alone
   std::map<Ticket, std::shared_ptr<Job>> jobs_;  // the stepping thread's alone
   ServeLimits limits_;
+  bool request_specials_ = false;
+  std::size_t max_request_bytes_ = 0;
   int loop_from_ = 0;
 
   mutable std::mutex inbox_mutex_;  // what follows

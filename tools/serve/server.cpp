@@ -2,9 +2,6 @@
 // SPDX-License-Identifier: MIT
 #include "server.hpp"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <ctime>
 #include <thread>
@@ -22,9 +19,10 @@ using clock = std::chrono::steady_clock;
 /// client that went away is noticed (its rows and slot are then freed).
 constexpr auto kStreamPoll = std::chrono::milliseconds(100);
 
-void send_error(httplib::Response& res, const ApiError& e) {
+void send_error(http::Response& res, const ApiError& e) {
   res.status = e.status;
-  res.set_content(dump(error_body(e)), "application/json");
+  res.content_type = "application/json";
+  res.body = dump(error_body(e));
 }
 
 ApiError server_error(int status, std::string message, std::string code = "") {
@@ -36,11 +34,14 @@ ApiError server_error(int status, std::string message, std::string code = "") {
   return e;
 }
 
-/// Equal strings in time that does not depend on where they differ (the API key).
-bool same_secret(std::string_view a, std::string_view b) {
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned>(a[i]) ^ static_cast<unsigned>(b.empty() ? 0 : b[i % b.size()]);
+/// Whether `given` equals `key`, every byte compared (a NUL included), in time that depends only
+/// on the length of `given`, never on where the two differ (the API key).
+bool same_secret(std::string_view given, std::string_view key) {
+  unsigned diff = given.size() == key.size() ? 0u : 1u;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const unsigned k = i < key.size() ? static_cast<unsigned char>(key[i]) : 0u;
+    diff |= static_cast<unsigned char>(given[i]) ^ k;
+  }
   return diff == 0;
 }
 
@@ -58,53 +59,32 @@ const StageRun* output_run(const RelayResult& r, int stage) {
 }  // namespace
 
 Server::Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions opt)
-    : relays_(std::move(relays)), opt_(std::move(opt)), http_(std::make_unique<httplib::Server>()) {
+    : relays_(std::move(relays)), opt_(std::move(opt)) {
   started_ = static_cast<long long>(std::time(nullptr));
-  const int threads = std::max(opt_.http_threads, 4);
-  http_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
-  http_->set_payload_max_length(opt_.max_body);
-  http_->set_keep_alive_max_count(1000);
-  // Idle kept-alive connections close after 10 s: longer than common clients' own idle expiry
-  // (httpx, the openai package's transport: 5 s), so a client does not send a request on a
-  // connection the server is closing at that moment (with equal timeouts they race). A
-  // shutdown waits at most this long for idle connections.
-  http_->set_keep_alive_timeout(10);
-  // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients connecting at once
-  // overflows it and some are reset. The listening socket is kept here (set_socket_options
-  // sees it before bind; its default, SO_REUSEADDR, is kept) so bind() can raise the backlog.
-  http_->set_socket_options([this](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    listen_socket_ = sock;
-  });
-  routes();
+  http_ = std::make_unique<http::Server>(
+      opt_.http, [this](const http::Request& req, http::Response& res) { handle(req, res); },
+      [](int status, const std::string& message, const std::string& code) {
+        ApiError e = server_error(status, message, code);
+        if (status < 500) e.type = "invalid_request_error";
+        return dump(error_body(e));
+      });
 }
 
 Server::~Server() {
   http_->stop();
   for (auto& r : relays_) r->stop();
+  http_.reset();  // waits for the connections, whose streams end with their cancelled relays
 }
 
-int Server::bind() {
-  int port = opt_.port;
-  if (port == 0) {
-    port = http_->bind_to_any_port(opt_.host);
-    BATON_CHECK(port > 0, io_error, "baton serve: cannot bind ", opt_.host, " (any port)");
-  } else {
-    BATON_CHECK(http_->bind_to_port(opt_.host, port), io_error, "baton serve: cannot bind ",
-                opt_.host, ":", port, " (in use, or not an address of this machine)");
-  }
-  // Listening again on a listening socket sets its backlog (Linux, the BSDs).
-  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
-  return port;
-}
+int Server::bind() { return http_->bind(opt_.host, opt_.port); }
 
-void Server::listen() { http_->listen_after_bind(); }
+void Server::listen() { http_->run(); }
 
 void Server::shutdown() {
   if (draining_.exchange(true)) return;
+  // From here every answer says "Connection: close", and new requests on open connections get
+  // 503; the connections that had already arrived are served, then the socket closes.
+  http_->stop_accepting();
   const auto deadline = clock::now() + std::chrono::duration<double>(opt_.drain_seconds);
   while (in_flight_.load() > 0 && clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -135,50 +115,37 @@ std::string Server::next_id(Endpoint ep) {
          std::to_string(++ids_);
 }
 
-void Server::routes() {
-  httplib::Server& h = *http_;
-  // The API key guards everything but /health (a load balancer's probe carries no key).
-  h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (!opt_.api_key || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string_view bearer = "Bearer ";
-    if (auth.size() > bearer.size() && auth.starts_with(bearer) &&
-        same_secret(std::string_view(auth).substr(bearer.size()), *opt_.api_key))
-      return httplib::Server::HandlerResponse::Unhandled;
+bool Server::authorized(const http::Request& req) const {
+  if (!opt_.api_key) return true;
+  const std::string* auth = req.head.header("authorization");
+  const std::string_view bearer = "Bearer ";
+  return auth && auth->size() > bearer.size() && auth->starts_with(bearer) &&
+         same_secret(std::string_view(*auth).substr(bearer.size()), *opt_.api_key);
+}
+
+void Server::handle(const http::Request& req, http::Response& res) {
+  const std::string& path = req.head.path;
+  const std::string& method = req.head.method;
+  if (method == "GET" && path == "/health") {
+    // Needs no key: a load balancer's probe carries none.
+    const bool ok = !draining_.load();
+    res.status = ok ? 200 : 503;
+    res.body = dump({{"status", ok ? "ok" : "draining"}, {"relays", relays_.size()}});
+    return;
+  }
+  if (!authorized(req)) {
     ApiError e;
     e.status = 401;
-    e.message = auth.empty() ? "no API key: send 'Authorization: Bearer <key>'"
-                             : "the API key is not valid";
+    e.message = req.head.header("authorization") ? "the API key is not valid"
+                                                 : "no API key: send 'Authorization: Bearer <key>'";
     e.code = "invalid_api_key";
-    send_error(res, e);
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // Errors httplib answers itself (no route, a body over the limit) get an error object too.
-  h.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        ApiError e;
-        e.status = res.status;
-        if (res.status == 413) {
-          e.message = "the request body is larger than the server's limit (--max-body)";
-          e.code = "body_too_large";
-        } else if (res.status == 404) {
-          e.message = "no endpoint " + req.method + " " + detail::excerpt(req.path);
-          e.code = "unknown_url";
-        } else {
-          e.type = res.status >= 500 ? "server_error" : "invalid_request_error";
-          e.message = "HTTP " + std::to_string(res.status);
-        }
-        send_error(res, e);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  h.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    relay_endpoint(req, res, Endpoint::chat);
-  });
-  h.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    relay_endpoint(req, res, Endpoint::completion);
-  });
-  h.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    return send_error(res, e);
+  }
+  if (method == "POST" && path == "/v1/chat/completions")
+    return relay_endpoint(req, res, Endpoint::chat);
+  if (method == "POST" && path == "/v1/completions")
+    return relay_endpoint(req, res, Endpoint::completion);
+  if (method == "GET" && path == "/v1/models") {
     nlohmann::json data = nlohmann::json::array();
     for (const auto& r : relays_) {
       nlohmann::json stages = nlohmann::json::array();
@@ -198,17 +165,19 @@ void Server::routes() {
              {"backend", r->relay().backend_name()},
              {"file", r->spec().source.string()}}}});
     }
-    res.set_content(dump({{"object", "list"}, {"data", data}}), "application/json");
-  });
-  h.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ok = !draining_.load();
-    res.status = ok ? 200 : 503;
-    res.set_content(dump({{"status", ok ? "ok" : "draining"}, {"relays", relays_.size()}}),
-                    "application/json");
-  });
-  h.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.render(relay_list()), "text/plain; version=0.0.4");
-  });
+    res.body = dump({{"object", "list"}, {"data", data}});
+    return;
+  }
+  if (method == "GET" && path == "/metrics") {
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = metrics_.render(relay_list());
+    return;
+  }
+  ApiError e;
+  e.status = 404;
+  e.message = "no endpoint " + method + " " + detail::excerpt(path);
+  e.code = "unknown_url";
+  send_error(res, e);
 }
 
 Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
@@ -250,7 +219,7 @@ Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
   return a;
 }
 
-void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res, Endpoint ep) {
+void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpoint ep) {
   const auto t0 = clock::now();
   ++in_flight_;
   // Decremented when the answer is complete: here, or by a stream's end.
@@ -286,9 +255,15 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
         e.message = "relay '" + model + "' has no tokenizer: send the prompt as token ids";
         throw e;
       }
-      // A copy per request: encode updates its object's cache and match buffers, so HTTP threads
-      // must not share one (the copy shares the tables; its cache starts empty).
-      ids = Tokenizer(*relay->tokenizer()).encode(*r.text);
+      // A text that cannot fit is refused by its length before any of it is tokenized.
+      if (r.text->size() > relay->max_request_bytes())
+        throw ApiError{400, "invalid_request_error",
+                       "the request is " + std::to_string(r.text->size()) +
+                           " bytes, more than relay '" + model + "' can take in " +
+                           std::to_string(relay->spec().max_request_tokens) +
+                           " tokens (its max_request_tokens)",
+                       prompt_field, "context_length_exceeded"};
+      ids = relay->encode_request(*r.text);
     } else {
       ids = *r.ids;
     }
@@ -339,7 +314,7 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
 }
 
 void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shared_ptr<Job>& job,
-                        int prompt_tokens, httplib::Response& res, clock::time_point t0) {
+                        int prompt_tokens, http::Response& res, clock::time_point t0) {
   RelayResult result;
   {
     std::unique_lock lock(job->mutex);
@@ -349,9 +324,8 @@ void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shar
   if (result.verdict == Verdict::error)
     throw server_error(500, "relay '" + relay.name() + "' failed: " + result.error, "relay_error");
   const Answer a = answer_of(relay, result, prompt_tokens);
-  res.set_content(
-      dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a)),
-      "application/json");
+  res.body =
+      dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a));
   metrics_.finished(relay.name(), seconds_since(t0), -1, a.prompt_tokens, a.completion_tokens,
                     a.baton["generated_tokens"].get<long long>());
 }
@@ -379,7 +353,7 @@ std::string sse(const nlohmann::json& j) { return "data: " + dump(j) + "\n\n"; }
 }  // namespace
 
 void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::shared_ptr<Job> job,
-                             int prompt_tokens, httplib::Response& res, clock::time_point t0) {
+                             int prompt_tokens, http::Response& res, clock::time_point t0) {
   auto st = std::make_shared<StreamState>();
   st->request = r;
   st->id = next_id(r.endpoint);
@@ -387,109 +361,106 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
   st->prompt_tokens = prompt_tokens;
   st->t0 = t0;
   st->job = std::move(job);
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [this, st, &relay](std::size_t, httplib::DataSink& sink) {
-        std::string out;
-        const bool first = !st->began;
-        if (first) {
-          st->began = true;
-          if (st->request.endpoint == Endpoint::chat) {
-            nlohmann::json first = chunk_body(st->request, st->id, st->created, "");
-            first["choices"][0]["delta"] = {{"role", "assistant"}, {"content", ""}};
-            out += sse(first);
-          }
+  res.headers.push_back({"Cache-Control", "no-cache"});
+  res.content_type = "text/event-stream";
+  res.stream = [this, st, &relay](http::ChunkSink& sink) {
+    std::string out;
+    const bool first = !st->began;
+    if (first) {
+      st->began = true;
+      if (st->request.endpoint == Endpoint::chat) {
+        nlohmann::json first = chunk_body(st->request, st->id, st->created, "");
+        first["choices"][0]["delta"] = {{"role", "assistant"}, {"content", ""}};
+        out += sse(first);
+      }
+    }
+    // What may be sent now: the answer's text so far, as far as it is certain.
+    std::optional<RelayResult> result;
+    std::string text;
+    std::vector<std::int32_t> ids;  // the same, for a relay without a tokenizer
+    bool idle = false;              // nothing changed for a whole poll
+    {
+      std::unique_lock lock(st->job->mutex);
+      Job& j = *st->job;
+      if (!first)
+        idle = !j.changed.wait_for(lock, kStreamPoll, [&] { return j.version != st->seen; });
+      st->seen = j.version;
+      const std::optional<Tokenizer>& tok = relay.tokenizer();
+      if (j.result) {
+        result = std::move(j.result);
+      } else if (j.output_final && tok) {
+        // A run that cannot be repeated: its ids so far, less an unfinished character.
+        text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
+        if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
+      } else if (j.output_final) {
+        ids = j.output_ended ? *j.output_ended : j.output;
+      }
+    }
+    if (result && !relay.tokenizer() && result->verdict != Verdict::error) {
+      const StageRun* out_run = output_run(*result, relay.output_stage());
+      if (out_run) ids = out_run->ids;
+    }
+    // A relay without a tokenizer streams its answer's ids (in the extension), text empty.
+    if (ids.size() > st->sent_ids && ids.size() > 0) {
+      nlohmann::json c = chunk_body(st->request, st->id, st->created, "");
+      c["baton"] = {
+          {"ids", std::vector<std::int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(st->sent_ids),
+                                            ids.end())}};
+      out += sse(c);
+      st->sent_ids = ids.size();
+      if (st->ttft < 0) st->ttft = seconds_since(st->t0);
+    }
+    Answer a;
+    if (result) {
+      if (result->verdict != Verdict::error) {
+        a = answer_of(relay, *result, st->prompt_tokens);
+        text = a.text;
+      }
+    }
+    // Only text that extends what was sent goes out (a stream cannot take text back).
+    if (text.size() > st->sent.size() && text.starts_with(st->sent)) {
+      out += sse(chunk_body(st->request, st->id, st->created, text.substr(st->sent.size())));
+      st->sent = text;
+      if (st->ttft < 0) st->ttft = seconds_since(st->t0);
+    }
+    if (result) {
+      if (result->verdict == Verdict::error) {
+        out += sse(error_body(server_error(
+            500, "relay '" + relay.name() + "' failed: " + result->error, "relay_error")));
+      } else {
+        nlohmann::json last = chunk_body(st->request, st->id, st->created, "", &a.finish_reason);
+        last["baton"] = a.baton;
+        out += sse(last);
+        if (st->request.include_usage) {
+          nlohmann::json u = chunk_body(st->request, st->id, st->created, "");
+          u["choices"] = nlohmann::json::array();
+          u["usage"] = usage_body(a);
+          out += sse(u);
         }
-        // What may be sent now: the answer's text so far, as far as it is certain.
-        std::optional<RelayResult> result;
-        std::string text;
-        std::vector<std::int32_t> ids;  // the same, for a relay without a tokenizer
-        bool idle = false;              // nothing changed for a whole poll
-        {
-          std::unique_lock lock(st->job->mutex);
-          Job& j = *st->job;
-          if (!first)
-            idle = !j.changed.wait_for(lock, kStreamPoll, [&] { return j.version != st->seen; });
-          st->seen = j.version;
-          const std::optional<Tokenizer>& tok = relay.tokenizer();
-          if (j.result) {
-            result = std::move(j.result);
-          } else if (j.output_final && tok) {
-            // A run that cannot be repeated: its ids so far, less an unfinished character.
-            text =
-                j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
-            if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
-          } else if (j.output_final) {
-            ids = j.output_ended ? *j.output_ended : j.output;
-          }
-        }
-        if (result && !relay.tokenizer() && result->verdict != Verdict::error) {
-          const StageRun* out_run = output_run(*result, relay.output_stage());
-          if (out_run) ids = out_run->ids;
-        }
-        // A relay without a tokenizer streams its answer's ids (in the extension), text empty.
-        if (ids.size() > st->sent_ids && ids.size() > 0) {
-          nlohmann::json c = chunk_body(st->request, st->id, st->created, "");
-          c["baton"] = {
-              {"ids", std::vector<std::int32_t>(
-                          ids.begin() + static_cast<std::ptrdiff_t>(st->sent_ids), ids.end())}};
-          out += sse(c);
-          st->sent_ids = ids.size();
-          if (st->ttft < 0) st->ttft = seconds_since(st->t0);
-        }
-        Answer a;
-        if (result) {
-          if (result->verdict != Verdict::error) {
-            a = answer_of(relay, *result, st->prompt_tokens);
-            text = a.text;
-          }
-        }
-        // Only text that extends what was sent goes out (a stream cannot take text back).
-        if (text.size() > st->sent.size() && text.starts_with(st->sent)) {
-          out += sse(chunk_body(st->request, st->id, st->created, text.substr(st->sent.size())));
-          st->sent = text;
-          if (st->ttft < 0) st->ttft = seconds_since(st->t0);
-        }
-        if (result) {
-          if (result->verdict == Verdict::error) {
-            out += sse(error_body(server_error(
-                500, "relay '" + relay.name() + "' failed: " + result->error, "relay_error")));
-          } else {
-            nlohmann::json last =
-                chunk_body(st->request, st->id, st->created, "", &a.finish_reason);
-            last["baton"] = a.baton;
-            out += sse(last);
-            if (st->request.include_usage) {
-              nlohmann::json u = chunk_body(st->request, st->id, st->created, "");
-              u["choices"] = nlohmann::json::array();
-              u["usage"] = usage_body(a);
-              out += sse(u);
-            }
-            metrics_.finished(relay.name(), seconds_since(st->t0), st->ttft, a.prompt_tokens,
-                              a.completion_tokens, a.baton["generated_tokens"].get<long long>());
-          }
-          out += "data: [DONE]\n\n";
-          st->finished = true;
-        }
-        // Nothing new for a while: a comment line, which clients ignore; writing it is how a
-        // client that went away is noticed. (Other news, such as a run the gate may still
-        // reject, sends nothing.)
-        if (out.empty() && !idle) return true;
-        if (out.empty()) out = ": waiting\n\n";
-        if (!sink.write(out.data(), out.size())) return false;
-        if (st->finished) sink.done();
-        return true;
-      },
-      [this, st, &relay](bool) {
-        // The stream ended: whole, or because the client went away (then its rows and slot
-        // are freed at the next step).
-        if (!st->finished) {
-          relay.cancel(st->job);
-          metrics_.disconnected(relay.name());
-        }
-        --in_flight_;
-      });
+        metrics_.finished(relay.name(), seconds_since(st->t0), st->ttft, a.prompt_tokens,
+                          a.completion_tokens, a.baton["generated_tokens"].get<long long>());
+      }
+      out += "data: [DONE]\n\n";
+      st->finished = true;
+    }
+    // Nothing new for a while: a comment line, which clients ignore; writing it is how a
+    // client that went away is noticed. (Other news, such as a run the gate may still
+    // reject, sends nothing.)
+    if (out.empty() && !idle) return true;
+    if (out.empty()) out = ": waiting\n\n";
+    if (!sink.write(out)) return false;
+    if (st->finished) sink.done();
+    return true;
+  };
+  res.stream_end = [this, st, &relay](bool) {
+    // The stream ended: whole, or because the client went away (then its rows and slot
+    // are freed at the next step).
+    if (!st->finished) {
+      relay.cancel(st->job);
+      metrics_.disconnected(relay.name());
+    }
+    --in_flight_;
+  };
 }
 
 }  // namespace baton::serve

@@ -1,9 +1,9 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief The HTTP side of `baton serve` (cpp-httplib): routes, the API key, errors as OpenAI
-///        error objects, streamed answers, and the graceful shutdown. docs/serve.md describes
-///        what a client sees.
+/// @brief The API side of `baton serve`: routes, the API key, errors as OpenAI error objects,
+///        streamed answers, and the graceful shutdown, over the connections of http_server.hpp.
+///        docs/serve.md describes what a client sees.
 #pragma once
 
 #include <atomic>
@@ -14,15 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "http_server.hpp"
 #include "metrics.hpp"
 #include "openai_api.hpp"
 #include "served_relay.hpp"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace baton::serve {
 
@@ -30,9 +25,11 @@ struct ServerOptions {  // NOLINT: aggregate
   std::string host = "127.0.0.1";
   int port = 8080;                     ///< 0: any free port (listen() reports it)
   std::optional<std::string> api_key;  ///< Bearer key every /v1 and /metrics request needs
-  std::size_t max_body = 1 << 20;      ///< request body bytes at most (then 413)
-  int http_threads = 96;               ///< HTTP worker threads (connections served at once)
   double drain_seconds = 30;           ///< how long a shutdown waits for requests in flight
+  http::Options http;                  ///< connections and request sizes (limits.body: --max-body)
+  /// Relays (by name) whose request text may spell added tokens (<|im_end|>) as themselves;
+  /// every other relay encodes request text as plain text.
+  std::vector<std::string> request_specials;
 };
 
 class Server {
@@ -52,17 +49,18 @@ class Server {
   void shutdown();
 
  private:
-  void routes();
-  void relay_endpoint(const httplib::Request& req, httplib::Response& res, Endpoint ep);
+  void handle(const http::Request& req, http::Response& res);
+  /// Whether `req` carries the API key (or none is needed).
+  bool authorized(const http::Request& req) const;
+  void relay_endpoint(const http::Request& req, http::Response& res, Endpoint ep);
   /// Waits for `job` and answers in one response.
   void answer_now(const ApiRequest& r, ServedRelay& relay, const std::shared_ptr<Job>& job,
-                  int prompt_tokens, httplib::Response& res,
-                  std::chrono::steady_clock::time_point t0);
+                  int prompt_tokens, http::Response& res, std::chrono::steady_clock::time_point t0);
   /// Answers with Server-Sent Events: the output stage's text as it becomes certain (as it is
   /// generated, in a run that cannot be repeated; a run the gate may still reject is held
   /// until the relay ends), then the finish chunk with the baton extension, usage, [DONE].
   void answer_streamed(const ApiRequest& r, ServedRelay& relay, std::shared_ptr<Job> job,
-                       int prompt_tokens, httplib::Response& res,
+                       int prompt_tokens, http::Response& res,
                        std::chrono::steady_clock::time_point t0);
   ServedRelay* find(const std::string& model) const;
   std::vector<const ServedRelay*> relay_list() const;
@@ -72,13 +70,12 @@ class Server {
 
   std::vector<std::unique_ptr<ServedRelay>> relays_;
   ServerOptions opt_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<http::Server> http_;
   Metrics metrics_;
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};  ///< relay requests not yet answered in full
   std::atomic<long long> ids_{0};
-  long long started_ = 0;   ///< unix time, for /v1/models' "created"
-  int listen_socket_ = -1;  ///< the listening socket (its backlog is raised after bind)
+  long long started_ = 0;  ///< unix time, for /v1/models' "created"
 };
 
 }  // namespace baton::serve
