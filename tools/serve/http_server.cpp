@@ -240,11 +240,20 @@ void Server::stop() {
   closed_.notify_all();
 }
 
+/// How long a connection that is idle when the server stops waits for a request already on its
+/// way (answered 503) before it closes.
+constexpr double kStopGraceSeconds = 1.0;
+
 std::optional<Request> Server::read_request(Conn& c, const std::string& peer) const {
   // Between requests: wait for the next one's first byte (unless it is buffered already).
   if (c.buf.empty()) {
-    if (stopping_.load()) return std::nullopt;
-    if (c.read_more(after(opt_.idle_seconds), idle_wake_) != Conn::Read::data) return std::nullopt;
+    Conn::Read r = stopping_.load() ? Conn::Read::woken
+                                    : c.read_more(after(opt_.idle_seconds), idle_wake_);
+    // Stopping: a request already sent (still in the kernel's buffer: the connection was taken
+    // in at the drain but not read yet) or sent just after the signal gets its 503 rather than
+    // a reset from closing a socket with unread bytes; past the grace the connection closes.
+    if (r == Conn::Read::woken) r = c.read_more(after(kStopGraceSeconds));
+    if (r != Conn::Read::data) return std::nullopt;
   }
   // The head, within head_seconds of its first byte.
   const auto head_deadline = after(opt_.head_seconds);
@@ -328,7 +337,7 @@ void Server::serve(int fd, const std::string& peer) {
                     "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
       return c.linger_close();
     }
-    if (!req) return;
+    if (!req) return c.linger_close();  // a FIN, and nothing unread left to turn it into a reset
     // The answer, written in full before the next request is read: pipelined requests are
     // answered in the order they came.
     Response res;
