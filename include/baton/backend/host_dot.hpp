@@ -22,8 +22,8 @@
 ///
 /// Shapes. A tile runs MR rows of x against NR weight rows: every weight vector loaded (and
 /// widened) once for MR rows, every x vector once for NR weight rows (Shape: 4 x 5 on AVX-512,
-/// 3 x 3 on AVX2's 16 registers; one row of x takes 4 weight rows at a time, four independent
-/// chains). The tile shape changes with the number of rows, never the arithmetic: each output
+/// 3 x 3 on AVX2's 16 registers; one row of x streams one weight row at a time on AVX-512 and
+/// takes four side by side on AVX2: Shape says why). The tile shape changes with the number of rows, never the arithmetic: each output
 /// has its own accumulator and sums its inputs in the order above in every shape. The tests check
 /// that any row count, any split of the rows and any tile equals the row alone, bit for bit.
 /// As in host_simd.hpp, vectors never cross a function boundary whose target differs.
@@ -262,10 +262,14 @@ struct Bf16Products {
 #endif
 
 /// The tile shapes of kernels K: `rows` x `cols` in the batched shape, `single` weight rows
-/// at a time for one row of x (independent chains to cover the multiply-add latency).
+/// at a time for one row of x. One row of x waits on memory, and on AMD Zen 4 the AVX-512
+/// kernels read one weight row after another (one sequential stream per thread) about twice as
+/// fast as four rows side by side (10-14 against 19-27 GB/s on 2 threads, the 155M model's
+/// matrices at f16 / bf16); a row's one accumulator chain keeps up with memory there. AVX2's
+/// 8-lane chains need the four (the same rate either way on that CPU).
 template <class K>
 struct Shape {
-  static constexpr int rows = 4, cols = 5, single = 4;
+  static constexpr int rows = 4, cols = 5, single = 1;
 };
 #if BATON_HOST_SIMD_X86
 template <class W>
