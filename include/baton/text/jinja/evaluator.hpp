@@ -467,8 +467,7 @@ class Evaluator final : public Runtime {
         Value d = make_dict();
         for (std::size_t i = 0; i + 1 < e.args.size(); i += 2) {
           const Value k = eval(*e.args[i], scope);
-          if (!k.is_string()) fail("baton's template dicts take string keys only");
-          d.dict().set(k.str(), eval(*e.args[i + 1], scope));
+          d.dict().set(key_string(k), eval(*e.args[i + 1], scope));
         }
         return d;
       }

@@ -84,14 +84,15 @@ inline Value select(Runtime& rt, const Value& seq, const Args& a, bool keep, boo
     targs.kw = a.kw;
   }
   std::vector<Value> out;
-  const std::vector<Value> items = iterate(seq);
+  // jinja2 walks the sequence only when it is true: `none | selectattr(...)` is empty.
+  const std::vector<Value> items = truthy(seq) ? iterate(seq) : std::vector<Value>{};
   rt.charge(items.size());
   for (const Value& v : items) {
     const Value subject = by_attr ? attr_path(v, attribute) : v;
     const bool ok = test.empty() ? truthy(subject) : rt.test(test, subject, targs);
     if (ok == keep) out.push_back(v);
   }
-  return make_list(std::move(out));
+  return make_generator(std::move(out));
 }
 
 inline Value to_int(const Value& x, const Value& fallback) {
@@ -180,7 +181,11 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
   }
   if (name == "length" || name == "count") return Value(length(x));
   if (name == "string") return Value(to_str(x));
-  if (name == "safe") return Value(to_str(x));
+  if (name == "safe") {
+    Value r(to_str(x));
+    r.markup = true;
+    return r;
+  }
   if (name == "trim") return Value(py_strip(to_str(x), a.get(0, "chars", Value(None{}), name), true, true));
   if (name == "upper") return Value(py_case(to_str(x), 1));
   if (name == "lower") return Value(py_case(to_str(x), 0));
@@ -189,11 +194,11 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
   if (name == "tojson") {
     a.check(4, {"ensure_ascii", "indent", "separators", "sort_keys"}, name);
     const Value ensure_ascii = a.get(0, "ensure_ascii", Value(false), name);
-    if (truthy(ensure_ascii)) fail("tojson(ensure_ascii=True) is not supported by baton");
     const Value ind = a.get(1, "indent", Value(None{}), name);
     const Value seps = a.get(2, "separators", Value(None{}), name);
     JsonStyle st;
     st.sort_keys = truthy(a.get(3, "sort_keys", Value(false), name));
+    st.ensure_ascii = truthy(ensure_ascii);
     if (!ind.is_none()) {
       st.pretty = true;
       st.item_sep = ",";
@@ -229,8 +234,8 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     if (x.is_undefined()) return make_list({});
     if (!x.is_dict() || x.dict().ns) fail("Can only get item pairs from a mapping.");
     std::vector<Value> out;
-    for (const auto& [k, v] : x.dict().items) out.push_back(make_list({Value(k), v}, true));
-    return make_list(std::move(out));
+    for (const auto& [k, v] : x.dict().items) out.push_back(make_list({key_value(k), v}, true));
+    return make_generator(std::move(out));
   }
   if (name == "dictsort") {
     if (!x.is_dict() || x.dict().ns) fail("dictsort needs a mapping");
@@ -238,7 +243,7 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     const std::string by = to_str(a.get(1, "by", Value("key"), name));
     const bool rev = truthy(a.get(2, "reverse", Value(false), name));
     std::vector<Value> pairs;
-    for (const auto& [k, v] : x.dict().items) pairs.push_back(make_list({Value(k), v}, true));
+    for (const auto& [k, v] : x.dict().items) pairs.push_back(make_list({key_value(k), v}, true));
     const std::size_t pos = by == "value" ? 1 : 0;
     std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& p, const Value& q) {
       const Value kp = fold(p.list().items[pos], cs), kq = fold(q.list().items[pos], cs);
@@ -260,7 +265,7 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     }
     std::vector<Value> items = iterate(x);
     std::reverse(items.begin(), items.end());
-    return make_list(std::move(items));
+    return make_generator(std::move(items));  // Python's reversed(): an iterator
   }
   if (name == "replace") {
     const Value from = a.need(0, "old", name), to = a.need(1, "new", name);
@@ -275,7 +280,7 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
   if (name == "selectattr" || name == "rejectattr")
     return select(rt, x, a, name == "selectattr", true, name);
   if (name == "map") {
-    const std::vector<Value> items = iterate(x);
+    const std::vector<Value> items = truthy(x) ? iterate(x) : std::vector<Value>{};
     rt.charge(items.size());
     std::vector<Value> out;
     const Value attribute = a.get(99, "attribute", Value(None{}), name);
@@ -293,7 +298,7 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
       fargs.kw = a.kw;
       for (const Value& v : items) out.push_back(rt.filter(f, v, fargs));
     }
-    return make_list(std::move(out));
+    return make_generator(std::move(out));
   }
   if (name == "unique") {
     const bool cs = truthy(a.get(0, "case_sensitive", Value(false), name));
@@ -306,7 +311,7 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
         out.push_back(v);
       }
     }
-    return make_list(std::move(out));
+    return make_generator(std::move(out));
   }
   if (name == "sort") {
     const bool rev = truthy(a.get(0, "reverse", Value(false), name));
@@ -354,18 +359,9 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     return Value(length(py_split(to_str(x), Value(None{}), -1, false)));
   }
   if (name == "e" || name == "escape" || name == "forceescape") {
-    std::string out;
-    for (char c : to_str(x)) {
-      switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
-      }
-    }
-    return Value(std::move(out));
+    Value r(x.markup && name != "forceescape" ? to_str(x) : html_escape(to_str(x)));
+    r.markup = true;
+    return r;
   }
   fail("the filter '" + std::string(name) + "' is not supported by baton");
 }

@@ -22,13 +22,33 @@ struct JsonStyle {
   bool pretty = false;      ///< indent given: newlines between items
   std::string item_sep = ", ", key_sep = ": ";
   bool sort_keys = false;
+  bool ensure_ascii = false;  ///< escape every non-ASCII character as \uXXXX (surrogate pairs)
 };
 
 namespace detail {
 
-inline void json_string(std::string& out, std::string_view s) {
+inline void json_string(std::string& out, std::string_view s, bool ensure_ascii) {
   out += '"';
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (ensure_ascii && static_cast<unsigned char>(c) >= 0x80) {
+      std::size_t len = text::utf8_sequence_length(s, i);
+      if (len == 0) len = 1;
+      const char32_t cp = text::utf8_decode_at(s, i, len);
+      const auto u16 = [&](unsigned u) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        out += buf;
+      };
+      if (cp >= 0x10000) {
+        u16(0xd800 + ((cp - 0x10000) >> 10));
+        u16(0xdc00 + ((cp - 0x10000) & 0x3ff));
+      } else {
+        u16(static_cast<unsigned>(cp));
+      }
+      i += len - 1;
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -59,7 +79,7 @@ inline void json_dump(std::string& out, const Value& x, const JsonStyle& st, int
     for (int k = 0; k < lvl; ++k) out += st.indent;
   };
   if (x.is_string()) {
-    json_string(out, x.str());
+    json_string(out, x.str(), st.ensure_ascii);
   } else if (x.is_none()) {
     out += "null";
   } else if (x.is_bool()) {
@@ -69,7 +89,7 @@ inline void json_dump(std::string& out, const Value& x, const JsonStyle& st, int
   } else if (x.is_float()) {
     const double d = x.real();
     out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : py_float(d);
-  } else if (x.is_list()) {
+  } else if (x.is_list() && !x.list().generator) {
     const auto& items = x.list().items;
     if (items.empty()) {
       out += "[]";
@@ -85,7 +105,12 @@ inline void json_dump(std::string& out, const Value& x, const JsonStyle& st, int
     out += ']';
   } else if (x.is_dict() && !x.dict().ns) {
     std::vector<const std::pair<std::string, Value>*> items;
-    for (const auto& kv : x.dict().items) items.push_back(&kv);
+    for (const auto& kv : x.dict().items) {
+      // json.dumps writes number and None keys as strings: 1 -> "1", None -> "null".
+      if (!kv.first.empty() && kv.first[0] == '\0')
+        fail("tojson: dicts with number or None keys are not supported by baton");
+      items.push_back(&kv);
+    }
     if (items.empty()) {
       out += "{}";
       return;
@@ -97,7 +122,7 @@ inline void json_dump(std::string& out, const Value& x, const JsonStyle& st, int
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (i) out += st.item_sep;
       newline(level + 1);
-      json_string(out, items[i]->first);
+      json_string(out, items[i]->first, st.ensure_ascii);
       out += st.key_sep;
       json_dump(out, items[i]->second, st, level + 1, depth_left - 1);
     }

@@ -389,15 +389,15 @@ inline Value BoundMethod::call(Runtime& rt, const Args& a) {
       a.check(2, {}, fn);
       const Value key = a.need(0, "key", fn);
       const Value fallback = a.get(1, "default", Value(None{}), fn);
-      if (!key.is_string()) return fallback;
-      const Value* v = d.find(key.str());
+      if (!key.is_string() && !key.is_number() && !key.is_none()) return fallback;
+      const Value* v = d.find(key_string(key));
       return v ? *v : fallback;
     }
     std::vector<Value> out;
     for (const auto& [k, v] : d.items) {
-      if (name == "keys") out.emplace_back(k);
+      if (name == "keys") out.push_back(key_value(k));
       if (name == "values") out.push_back(v);
-      if (name == "items") out.push_back(make_list({Value(k), v}, true));
+      if (name == "items") out.push_back(make_list({key_value(k), v}, true));
     }
     return make_list(std::move(out));
   }

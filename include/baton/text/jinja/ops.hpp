@@ -85,8 +85,12 @@ inline Value get_item(const Value& obj, const Value& key) {
       if (has_method(obj, key.str())) return get_attr(obj, key.str());
       return no_attribute(obj, key.str());
     }
+    if (key.is_number() || key.is_none())
+      if (const Value* v = obj.dict().find(key_string(key))) return *v;
     return Value(Undefined{"'dict object' has no attribute " + to_str(key)});
   }
+  if (obj.is_list() && obj.list().generator)  // not subscriptable: jinja2 gives Undefined
+    return Value(Undefined{"'generator object' has no attribute " + to_str(key)});
   if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
     std::int64_t i = key.is_int() ? key.integer() : key.boolean();
     if (obj.is_list()) {
@@ -116,6 +120,8 @@ inline Value get_slice(const Value& obj, const Value& start, const Value& stop, 
   const std::int64_t st = part(step, 1);
   if (st == 0) fail("slice step cannot be zero");
   const bool is_str = obj.is_string();
+  if (obj.is_list() && obj.list().generator)
+    return Value(Undefined{"'generator object' has no attribute slice"});
   if (!is_str && !obj.is_list()) fail("'" + type_name(obj) + "' object is not subscriptable");
   std::u32string cps;
   if (is_str) cps = to_code_points(obj.str());
@@ -156,7 +162,7 @@ inline std::vector<Value> iterate(const Value& x) {
   if (x.is_undefined()) return {};
   if (x.is_dict() && !x.dict().ns) {
     std::vector<Value> keys;
-    for (const auto& [k, v] : x.dict().items) keys.emplace_back(k);
+    for (const auto& [k, v] : x.dict().items) keys.push_back(key_value(k));
     return keys;
   }
   if (x.is_string()) {
@@ -170,7 +176,7 @@ inline std::vector<Value> iterate(const Value& x) {
 /// Python's len().
 inline std::int64_t length(const Value& x) {
   if (x.is_string()) return code_point_count(x.str());
-  if (x.is_list()) return static_cast<std::int64_t>(x.list().items.size());
+  if (x.is_list() && !x.list().generator) return static_cast<std::int64_t>(x.list().items.size());
   if (x.is_dict() && !x.dict().ns) return static_cast<std::int64_t>(x.dict().items.size());
   if (x.is_undefined()) return 0;
   fail("object of type '" + type_name(x) + "' has no len()");
@@ -191,7 +197,8 @@ inline bool contains(const Value& container, const Value& item) {
     return false;
   }
   if (container.is_dict() && !container.dict().ns)
-    return item.is_string() && container.dict().find(item.str()) != nullptr;
+    return (item.is_string() || item.is_number() || item.is_none()) &&
+           container.dict().find(key_string(item)) != nullptr;
   fail("argument of type '" + type_name(container) + "' is not iterable");
 }
 
@@ -302,7 +309,15 @@ inline Value binary_op(std::string_view op, const Value& a, const Value& b, Runt
   }
   if (op == "+" && a.is_string() && b.is_string()) {
     rt.check_size(a.str().size() + b.str().size());
-    return Value(a.str() + b.str());
+    if (a.markup == b.markup) {
+      Value r(a.str() + b.str());
+      r.markup = a.markup;
+      return r;
+    }
+    // Markup + str escapes the str (markupsafe), whichever side the Markup is on.
+    Value r(a.markup ? a.str() + html_escape(b.str()) : html_escape(a.str()) + b.str());
+    r.markup = true;
+    return r;
   }
   if (op == "+" && a.is_list() && b.is_list() && a.list().tuple == b.list().tuple) {
     std::vector<Value> items = a.list().items;

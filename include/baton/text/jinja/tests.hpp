@@ -42,7 +42,7 @@ inline bool run_test(std::string_view name, const Value& x, const Args& a) {
   if (name == "float") return x.is_float();
   if (name == "callable") return x.is_callable() || x.is_loop();
   if (name == "iterable") return x.is_string() || x.is_list() || x.is_undefined() || (x.is_dict() && !x.dict().ns);
-  if (name == "sequence") return x.is_string() || x.is_list() || x.is_undefined() || (x.is_dict() && !x.dict().ns);
+  if (name == "sequence") return x.is_string() || (x.is_list() && !x.list().generator) || x.is_undefined() || (x.is_dict() && !x.dict().ns);
   if (name == "escaped") return false;
   if (name == "lower" || name == "upper") {
     // str(x).islower() / .isupper(): at least one cased letter, none of the other case.

@@ -32,14 +32,19 @@ struct Undefined {
 };
 struct None {};
 
-/// A Python list, or a tuple when `tuple` is set (only printing differs).
+/// A Python list, or a tuple when `tuple` is set (only printing differs), or what a jinja2
+/// filter such as select or map returns when `generator` is set: iterable once more, always
+/// true, without a length, an index or a JSON form (templates that forget `| list` fail in
+/// jinja2, and must here too).
 struct List {
   std::vector<Value> items;
   bool tuple = false;
+  bool generator = false;
 };
 
-/// A Python dict with string keys, in insertion order (json.loads and dict literals keep it);
-/// `ns` marks a jinja2 namespace(), the one object a template may assign attributes to.
+/// A Python dict in insertion order (json.loads and dict literals keep it); `ns` marks a jinja2
+/// namespace(), the one object a template may assign attributes to. Keys are strings; the
+/// rare number or None key (`{512: 128}`) is stored under key_string()'s encoding.
 struct Dict {
   std::vector<std::pair<std::string, Value>> items;
   bool ns = false;
@@ -60,6 +65,9 @@ struct Value {
   std::variant<Undefined, None, bool, std::int64_t, double, std::string, ListPtr, DictPtr,
                CallablePtr, LoopPtr>
       v;
+  /// A string marked safe (markupsafe's Markup, from `|safe` or `|escape`): adding a plain
+  /// string to it HTML-escapes that string, as Python's Markup.__add__ does.
+  bool markup = false;
 
   Value() = default;
   Value(Undefined u) : v(std::move(u)) {}
@@ -103,8 +111,17 @@ struct LoopInfo {
 };
 
 inline Value make_list(std::vector<Value> items, bool tuple = false) {
-  return Value(std::make_shared<List>(List{std::move(items), tuple}));
+  return Value(std::make_shared<List>(List{std::move(items), tuple, false}));
 }
+inline Value make_generator(std::vector<Value> items) {
+  return Value(std::make_shared<List>(List{std::move(items), false, true}));
+}
+
+/// A dict key as stored: strings as they are, other keys after a NUL byte (which no key in a
+/// chat request starts with), numbers equal in Python (1, 1.0, True) the same key.
+inline std::string key_string(const Value& k);
+/// The key a stored key string stands for.
+inline Value key_value(const std::string& k);
 inline Value make_dict(std::vector<std::pair<std::string, Value>> items = {}, bool ns = false) {
   return Value(std::make_shared<Dict>(Dict{std::move(items), ns}));
 }
@@ -136,7 +153,7 @@ inline std::string type_name(const Value& x) {
   if (x.is_int()) return "int";
   if (x.is_float()) return "float";
   if (x.is_string()) return "str";
-  if (x.is_list()) return x.list().tuple ? "tuple" : "list";
+  if (x.is_list()) return x.list().generator ? "generator" : x.list().tuple ? "tuple" : "list";
   if (x.is_dict()) return x.dict().ns ? "Namespace" : "dict";
   if (x.is_loop()) return "LoopContext";
   return "function";
@@ -177,6 +194,23 @@ inline bool is_py_space(char32_t c) {
 }
 
 // --- Printing ---------------------------------------------------------------------------------
+
+/// markupsafe.escape: what Markup + str does to the str.
+inline std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
 
 /// Python's repr(float): the shortest digits that round-trip, fixed notation for exponents
 /// -4..15 and scientific ("1e-05", "1e+20") outside, always with a ".0" when integral.
@@ -273,6 +307,8 @@ inline void append_str(std::string& out, const Value& x);
 inline void append_repr(std::string& out, const Value& x) {
   if (x.is_string()) {
     out += py_repr_string(x.str());
+  } else if (x.is_list() && x.list().generator) {
+    out += "<generator object>";
   } else if (x.is_list()) {
     const List& l = x.list();
     out += l.tuple ? '(' : '[';
@@ -288,7 +324,7 @@ inline void append_repr(std::string& out, const Value& x) {
     for (const auto& [k, val] : x.dict().items) {
       if (!first) out += ", ";
       first = false;
-      out += py_repr_string(k);
+      append_repr(out, key_value(k));
       out += ": ";
       append_repr(out, val);
     }
@@ -336,7 +372,7 @@ inline bool truthy(const Value& x) {
   if (x.is_int()) return x.integer() != 0;
   if (x.is_float()) return x.real() != 0.0;
   if (x.is_string()) return !x.str().empty();
-  if (x.is_list()) return !x.list().items.empty();
+  if (x.is_list()) return x.list().generator || !x.list().items.empty();
   if (x.is_dict()) return x.dict().ns || !x.dict().items.empty();
   return true;
 }
@@ -371,6 +407,7 @@ inline bool equals(const Value& a, const Value& b) {
   if (a.is_string()) return a.str() == b.str();
   if (a.is_list()) {
     const auto &la = a.list(), &lb = b.list();
+    if (la.generator || lb.generator) return &la == &lb;
     if (la.tuple != lb.tuple || la.items.size() != lb.items.size()) return false;
     for (std::size_t i = 0; i < la.items.size(); ++i)
       if (!equals(la.items[i], lb.items[i])) return false;
@@ -388,6 +425,27 @@ inline bool equals(const Value& a, const Value& b) {
   }
   if (a.is_callable()) return std::get<CallablePtr>(a.v) == std::get<CallablePtr>(b.v);
   return std::get<LoopPtr>(a.v) == std::get<LoopPtr>(b.v);
+}
+
+inline std::string key_string(const Value& k) {
+  if (k.is_string()) return k.str();
+  if (k.is_bool()) return std::string("\0i", 2) + (k.boolean() ? "1" : "0");
+  if (k.is_int()) return std::string("\0i", 2) + std::to_string(k.integer());
+  if (k.is_float()) {
+    const double d = k.real();
+    if (d == std::floor(d) && std::fabs(d) < 9.2e18)
+      return std::string("\0i", 2) + std::to_string(static_cast<std::int64_t>(d));
+    return std::string("\0f", 2) + py_float(d);
+  }
+  if (k.is_none()) return std::string("\0n", 2);
+  fail("unhashable type: '" + type_name(k) + "'");
+}
+
+inline Value key_value(const std::string& k) {
+  if (k.empty() || k[0] != '\0') return Value(k);
+  if (k[1] == 'i') return Value(static_cast<std::int64_t>(std::stoll(k.substr(2))));
+  if (k[1] == 'f') return Value(std::strtod(k.c_str() + 2, nullptr));
+  return Value(None{});
 }
 
 }  // namespace baton::jinja
