@@ -62,6 +62,29 @@ inline std::optional<std::string> token_text(const nlohmann::json& v, const std:
 
 }  // namespace detail
 
+/// generation_config.json's eos_token_id as a list (one id, or several on Llama 3.x); empty
+/// when the file or the field is absent. These end generation by default.
+inline std::vector<std::int32_t> generation_eos_ids(const std::filesystem::path& dir,
+                                                    const io::ReadLimits& read = {}) {
+  std::vector<std::int32_t> ids;
+  const auto gc_path = dir / "generation_config.json";
+  if (!std::filesystem::exists(gc_path)) return ids;
+  const auto gc = io::read_json_file(gc_path, read.config_bytes, read.json_depth);
+  if (!gc.is_object() || !gc.contains("eos_token_id") || gc["eos_token_id"].is_null()) return ids;
+  const auto& e = gc["eos_token_id"];
+  const auto add = [&](const nlohmann::json& v) {
+    const auto id = io::non_negative_integer(v);
+    BATON_CHECK(id && *id <= INT32_MAX, format_error, gc_path.string(),
+                ": \"eos_token_id\" holds ", io::detail::show(v), ", not a token id");
+    ids.push_back(static_cast<std::int32_t>(*id));
+  };
+  if (e.is_array())
+    for (const auto& v : e) add(v);
+  else
+    add(e);
+  return ids;
+}
+
 /// Reads the chat conventions of the model folder `dir`. Files that are absent leave their part
 /// empty; files that are present and malformed throw (format_error, template_error).
 /// `template_name` picks one of several named templates ("default" unless given).
@@ -124,23 +147,7 @@ inline ChatConfig load_chat_config(const std::filesystem::path& dir,
       }
     }
   }
-  const auto gc_path = dir / "generation_config.json";
-  if (std::filesystem::exists(gc_path)) {
-    const auto gc = io::read_json_file(gc_path, read.config_bytes, read.json_depth);
-    if (gc.is_object() && gc.contains("eos_token_id") && !gc["eos_token_id"].is_null()) {
-      const auto& e = gc["eos_token_id"];
-      const auto add = [&](const nlohmann::json& v) {
-        const auto id = io::non_negative_integer(v);
-        BATON_CHECK(id && *id <= INT32_MAX, format_error, gc_path.string(),
-                    ": \"eos_token_id\" holds ", io::detail::show(v), ", not a token id");
-        cfg.eos_token_ids.push_back(static_cast<std::int32_t>(*id));
-      };
-      if (e.is_array())
-        for (const auto& v : e) add(v);
-      else
-        add(e);
-    }
-  }
+  cfg.eos_token_ids = generation_eos_ids(dir, read);
   return cfg;
 }
 

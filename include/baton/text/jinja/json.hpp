@@ -36,7 +36,7 @@ inline void json_string(std::string& out, std::string_view s, bool ensure_ascii)
       if (len == 0) len = 1;
       const char32_t cp = text::utf8_decode_at(s, i, len);
       const auto u16 = [&](unsigned u) {
-        char buf[8];
+        char buf[16];
         std::snprintf(buf, sizeof buf, "\\u%04x", u);
         out += buf;
       };
@@ -59,7 +59,7 @@ inline void json_string(std::string& out, std::string_view s, bool ensure_ascii)
       case '\f': out += "\\f"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
+          char buf[16];
           std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
           out += buf;
         } else {
