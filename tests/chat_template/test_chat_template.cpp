@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -259,4 +260,45 @@ TEST_CASE("relay stages with \"template\": \"model\": prefix up to the request, 
   // ...unless the relay file trusts its text.
   CHECK(baton::request_ids(relay(true), tok, "<|im_start|>") ==
         std::vector<std::int32_t>{*tok.token_to_id("<|im_start|>")});
+}
+
+TEST_CASE("model folders: named templates, chat_template.jinja first, special tokens, eos ids") {
+  const auto dir = std::filesystem::temp_directory_path() / "baton_chat_config_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+  };
+  write("tokenizer_config.json", R"({"bos_token": {"content": "<s>", "__type": "AddedToken"},
+      "eos_token": "</s>", "unk_token": null, "add_bos_token": true,
+      "chat_template": [{"name": "default", "template": "D{{ bos_token }}{{ unk_token is defined }}"},
+                        {"name": "tool_use", "template": "T"}]})");
+  write("generation_config.json", R"({"eos_token_id": [128001, 128008, 128009]})");
+  auto cfg = baton::load_chat_config(dir);
+  CHECK(cfg.add_bos_token);
+  CHECK(cfg.eos_token_ids == std::vector<std::int32_t>{128001, 128008, 128009});
+  const Json none = Json::array();
+  CHECK(cfg.require_template("d").render(none, cfg.render_options(false)) == "D<s>False");
+  CHECK(baton::load_chat_config(dir, "tool_use").chat_template->render(none, {}) == "T");
+  CHECK_THROWS_WITH_AS(baton::load_chat_config(dir, "nope"),
+                       doctest::Contains("no chat template named 'nope' (it has: default, tool_use)"),
+                       baton::config_error);
+  // transformers reads chat_template.jinja before tokenizer_config.json's template.
+  write("chat_template.jinja", "J{{ eos_token }}\n");
+  CHECK(baton::load_chat_config(dir).chat_template->render(none, cfg.render_options(false)) == "J</s>");
+  write("generation_config.json", R"({"eos_token_id": [1, "two"]})");
+  CHECK_THROWS_WITH_AS(baton::load_chat_config(dir), doctest::Contains("eos_token_id"),
+                       baton::format_error);
+  write("generation_config.json", R"({"eos_token_id": 7})");
+  write("chat_template.jinja", "{% for %}");
+  CHECK_THROWS_AS(baton::load_chat_config(dir), baton::template_error);
+  std::filesystem::remove(dir / "chat_template.jinja");
+  write("tokenizer_config.json", R"({"chat_template": 5})");
+  CHECK_THROWS_AS(baton::load_chat_config(dir), baton::format_error);
+  write("tokenizer_config.json", R"({})");
+  cfg = baton::load_chat_config(dir);
+  CHECK(cfg.eos_token_ids == std::vector<std::int32_t>{7});
+  CHECK_THROWS_WITH_AS(cfg.require_template("folder"), doctest::Contains("folder: no chat template"),
+                       baton::config_error);
+  std::filesystem::remove_all(dir);
 }
