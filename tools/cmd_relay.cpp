@@ -216,7 +216,8 @@ int cmd_relay(int argc, char** argv) {
 
   const std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
   if (a.requests)
-    return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok);
+    return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok,
+                                 spec.request_is_text);
   const std::vector<std::int32_t> request = a.ids ? *a.ids : request_ids(spec, *tok, *a.text);
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};

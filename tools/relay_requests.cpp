@@ -21,7 +21,8 @@ namespace {
 
 /// The requests of a JSONL file, as ids (text encoded with `tok`).
 std::vector<std::vector<std::int32_t>> read_requests(const std::filesystem::path& file,
-                                                     const std::optional<Tokenizer>& tok) {
+                                                     const std::optional<Tokenizer>& tok,
+                                                     bool text_as_text) {
   const std::string text = io::read_text_file(file, io::kMaxConfigBytes);
   std::vector<std::vector<std::int32_t>> out;
   std::istringstream in(text);
@@ -48,7 +49,8 @@ std::vector<std::vector<std::int32_t>> read_requests(const std::filesystem::path
       BATON_CHECK(j["text"].is_string(), config_error, where, ": \"text\" must be a string");
       BATON_CHECK(tok.has_value(), config_error, where,
                   ": a text request needs the relay's tokenizer (field 'tokenizer')");
-      out.push_back(tok->encode(j["text"].get<std::string>()));
+      const std::string t = j["text"].get<std::string>();
+      out.push_back(text_as_text ? tok->encode_ordinary_text(t) : tok->encode(t));
     }
   }
   BATON_CHECK(!out.empty(), config_error, file.string(), ": no requests");
@@ -109,8 +111,9 @@ std::vector<RelayResult> run_sequential(RuntimeRelay& relay,
 }  // namespace
 
 int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
-                     bool sequential, bool json, const std::optional<Tokenizer>& tok) {
-  const auto requests = read_requests(file, tok);
+                     bool sequential, bool json, const std::optional<Tokenizer>& tok,
+                     bool text_as_text) {
+  const auto requests = read_requests(file, tok, text_as_text);
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   long long steps = 0, rows = 0;

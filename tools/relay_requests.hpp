@@ -19,8 +19,10 @@ namespace baton::cli {
 /// through the relay's own run (no scheduler: the baseline batching is measured against).
 /// Prints one line per request in file order, then a summary (requests/s, generated tokens/s,
 /// latency p50/p99); JSON lines with `json`. Returns the exit status: 0, or 1 when a request
-/// failed.
+/// failed. With `text_as_text` (RelaySpec::request_is_text), control tags in "text" requests
+/// stay text.
 int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
-                     bool sequential, bool json, const std::optional<Tokenizer>& tok);
+                     bool sequential, bool json, const std::optional<Tokenizer>& tok,
+                     bool text_as_text = false);
 
 }  // namespace baton::cli

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "baton/text/relay_text.hpp"
 #include "baton/text/utf8.hpp"
 
 namespace baton::serve {
@@ -288,7 +289,8 @@ void Server::relay_endpoint(const httplib::Request& req, httplib::Response& res,
       }
       // A copy per request: encode updates its object's cache and match buffers, so HTTP threads
       // must not share one (the copy shares the tables; its cache starts empty).
-      ids = Tokenizer(*relay->tokenizer()).encode(*r.text);
+      // A relay rendering through the model's template keeps control tags in user text as text.
+      ids = request_ids(relay->spec(), Tokenizer(*relay->tokenizer()), *r.text);
     } else {
       ids = *r.ids;
     }
