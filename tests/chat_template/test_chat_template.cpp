@@ -187,6 +187,14 @@ TEST_CASE("limits: each bound stops a hostile template and is named in the error
               Json::object(), fast);
   CHECK(e.message().find("max_render_time") != std::string::npos);
 
+  // Values nested a million deep would overflow the stack when printed or freed.
+  e = failure("{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}"
+              "{% endfor %}{{ ns.x }}");
+  CHECK(e.kind() == baton::template_error::Kind::limit);
+  CHECK(e.message().find("kMaxValueNesting") != std::string::npos);
+  CHECK(render("{% set ns = namespace(x=[]) %}{% for i in range(3) %}{% set ns.x = [ns.x] %}"
+               "{% endfor %}{{ ns.x }}") == "[[[[]]]]");
+
   std::string deep = "{{ " + std::string(500, '(') + "1" + std::string(500, ')') + " }}";
   e = failure(deep);
   CHECK(e.kind() == baton::template_error::Kind::syntax);

@@ -6,6 +6,7 @@
 /// and repr() do for the output to match byte for byte.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -40,6 +41,7 @@ struct List {
   std::vector<Value> items;
   bool tuple = false;
   bool generator = false;
+  int depth = 1;  ///< lists and dicts nested in it, itself included (see kMaxValueNesting)
 };
 
 /// A Python dict in insertion order (json.loads and dict literals keep it); `ns` marks a jinja2
@@ -48,6 +50,7 @@ struct List {
 struct Dict {
   std::vector<std::pair<std::string, Value>> items;
   bool ns = false;
+  int depth = 1;  ///< as List::depth
   const Value* find(std::string_view key) const;
   Value* find(std::string_view key);
   void set(std::string key, Value v);
@@ -110,11 +113,28 @@ struct LoopInfo {
   std::int64_t depth0 = 0;
 };
 
-inline Value make_list(std::vector<Value> items, bool tuple = false) {
-  return Value(std::make_shared<List>(List{std::move(items), tuple, false}));
+/// How deeply lists and dicts may nest inside each other. Printing, comparing and freeing a
+/// value recurse once per level, so a template that wraps a list in a list a million times
+/// (`{% set ns.x = [ns.x] %}` in a loop) must stop here, not overflow the stack.
+inline constexpr int kMaxValueNesting = 256;
+
+inline int value_depth(const Value& v);
+
+inline int checked_depth(int depth) {
+  if (depth > kMaxValueNesting)
+    fail("lists and dicts nested deeper than " + std::to_string(kMaxValueNesting) +
+             " levels (jinja::kMaxValueNesting)",
+         template_error::Kind::limit);
+  return depth;
+}
+
+inline Value make_list(std::vector<Value> items, bool tuple = false, bool generator = false) {
+  int depth = 1;
+  for (const Value& v : items) depth = std::max(depth, value_depth(v) + 1);
+  return Value(std::make_shared<List>(List{std::move(items), tuple, generator, checked_depth(depth)}));
 }
 inline Value make_generator(std::vector<Value> items) {
-  return Value(std::make_shared<List>(List{std::move(items), false, true}));
+  return make_list(std::move(items), false, true);
 }
 
 /// A dict key as stored: strings as they are, other keys after a NUL byte (which no key in a
@@ -123,7 +143,15 @@ inline std::string key_string(const Value& k);
 /// The key a stored key string stands for.
 inline Value key_value(const std::string& k);
 inline Value make_dict(std::vector<std::pair<std::string, Value>> items = {}, bool ns = false) {
-  return Value(std::make_shared<Dict>(Dict{std::move(items), ns}));
+  int depth = 1;
+  for (const auto& kv : items) depth = std::max(depth, value_depth(kv.second) + 1);
+  return Value(std::make_shared<Dict>(Dict{std::move(items), ns, checked_depth(depth)}));
+}
+
+inline int value_depth(const Value& v) {
+  if (v.is_list()) return v.list().depth;
+  if (v.is_dict()) return v.dict().depth;
+  return 0;
 }
 
 inline const Value* Dict::find(std::string_view key) const {
@@ -137,6 +165,9 @@ inline Value* Dict::find(std::string_view key) {
   return nullptr;
 }
 inline void Dict::set(std::string key, Value val) {
+  // A namespace can come to hold itself (`set ns.me = [ns]`): depth then only grows, and the
+  // bound stops it.
+  depth = checked_depth(std::max(depth, value_depth(val) + 1));
   if (Value* old = find(key)) {
     *old = std::move(val);
     return;
