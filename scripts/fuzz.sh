@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/common.sh
 seconds=${1:-60}
 build=build/fuzz
-targets=(safetensors hf_config peft_config tokenizer relay grammar_regex json_schema http)
+targets=(safetensors hf_config peft_config tokenizer relay grammar_regex json_schema http chat_template)
 # Targets with known slow inputs (docs/ci.md, "Known fuzzer findings"): they would fuzz in
 # fork mode, where a timeout or an out-of-memory input is recorded and reported without
 # failing the run (a crash still fails it). Empty since the grammar compiler is bounded by

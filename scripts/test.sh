@@ -40,6 +40,8 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
       2>"$pyenv_log.serve" || true ) &
   ( "$baton_root/scripts/pyenv.sh" tests/quant/requirements.txt >"$build_dir/pyenv.quant" \
       2>"$pyenv_log.quant" || true ) &
+  ( "$baton_root/scripts/pyenv.sh" tests/chat_template/requirements.txt \
+      >"$build_dir/pyenv.chat_template" 2>"$pyenv_log.chat_template" || true ) &
 fi
 
 # BATON_TEST_LABEL=L builds only what the tests labelled L need (target baton_L_tests) and runs
@@ -72,6 +74,8 @@ if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
   use_pyenv serve BATON_SERVE_PYTHON "the server tests"
   # gguf-py, llama.cpp's quantizer: the reference for baton's Q8_0/Q4_0 blocks.
   use_pyenv quant BATON_QUANT_PYTHON "the quantizer comparison"
+  # jinja2 and transformers without torch: the chat templates' reference.
+  use_pyenv chat_template BATON_CHAT_TEMPLATE_PYTHON "the chat template comparisons"
 fi
 
 baton_say "test"

@@ -8,6 +8,10 @@
 ///                  --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]
 ///                  [--json] [--logits] [--step-logits] [--backend host|cuda]
 ///
+/// With --chat, --prompt is the user's message: rendered through the model folder's own chat
+/// template (tokenizer_config.json / chat_template.jinja, with add_generation_prompt) and
+/// encoded with control tags in it kept as text; generation then also stops at
+/// generation_config.json's eos_token_id(s) (Llama 3.x lists several).
 /// The ids are used exactly as given (no BOS is added); --prompt is encoded as written (added
 /// tokens in it become their ids). Generation stops at one of the config's eos ids (not
 /// printed) unless --ignore-eos, or after N tokens, or when the grammar's match is complete.
@@ -39,6 +43,8 @@
 #include "baton/io/hf_config.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/model/host_forward.hpp"
+#include "baton/text/chat_config.hpp"
+#include "baton/text/chat_encode.hpp"
 #include "commands.hpp"
 #include "cuda_entry.hpp"
 #include "generate_instances.hpp"  // compiled once, in dispatch/
@@ -64,6 +70,8 @@ constexpr std::string_view kUsage =
     "  --ids LIST        prompt token ids, comma-separated, used as given (no BOS added)\n"
     "  --tokenizer FILE  tokenizer.json: for --prompt, grammars and \"text\" in --json\n"
     "  --prompt TEXT     the prompt as text (instead of --ids)\n"
+    "  --chat            --prompt is a user message, rendered through the model folder's chat\n"
+    "                    template (docs/chat-templates.md); stops at generation_config's eos\n"
     "  --regex PATTERN   the output must match PATTERN (the whole output; docs/grammar.md)\n"
     "  --json-schema FILE  the output must be JSON matching the schema in FILE (subset)\n"
     "  --max-new N       generate at most N >= 1 tokens\n"
@@ -75,7 +83,7 @@ constexpr std::string_view kUsage =
 
 struct Args {
   std::string model, adapter, tokenizer, prompt, regex, json_schema;
-  bool have_prompt = false, have_regex = false;
+  bool have_prompt = false, have_regex = false, chat = false;
   std::vector<std::int32_t> ids;
   int max_new = 0;
   bool ignore_eos = false, json = false, logits = false, step_logits = false, help = false;
@@ -119,6 +127,8 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--max-new") {
       a.max_new = parse_int<int>(value(), "--max-new");
       have_max_new = true;
+    } else if (arg == "--chat") {
+      a.chat = true;
     } else if (arg == "--ignore-eos") {
       a.ignore_eos = true;
     } else if (arg == "--json") {
@@ -142,6 +152,7 @@ Args parse_args(int argc, char** argv) {
     throw ArgError{"--regex and --json-schema exclude each other"};
   if ((a.have_prompt || a.have_regex || !a.json_schema.empty()) && a.tokenizer.empty())
     throw ArgError{"--prompt, --regex and --json-schema need --tokenizer FILE"};
+  if (a.chat && !a.have_prompt) throw ArgError{"--chat needs --prompt TEXT"};
   if (!have_max_new) throw ArgError{"--max-new is required"};
   if (a.max_new < 1)
     throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
@@ -201,14 +212,26 @@ int cmd_generate(int argc, char** argv) {
   }
 
   const ModelConfig cfg = load_runtime_config(a.model);
-  const std::vector<std::int32_t> stop_ids =
-      a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
+  std::vector<std::int32_t> stop_ids = a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
+  // generation_config.json's eos ids end generation too (Llama 3.x: <|eot_id|>, <|eom_id|>).
+  if (!a.ignore_eos)
+    for (const std::int32_t id : baton::generation_eos_ids(a.model))
+      if (id < cfg.vocab_size && std::find(stop_ids.begin(), stop_ids.end(), id) == stop_ids.end())
+        stop_ids.push_back(id);
+  std::optional<baton::ChatConfig> chat;
+  if (a.chat) chat = baton::load_chat_config(a.model);
   std::optional<Tokenizer> tok;
   if (!a.tokenizer.empty()) {
     tok = Tokenizer::from_file(a.tokenizer);
     check_tokenizer_fits(tok->vocab_size(), cfg.vocab_size, a.tokenizer, a.model);
   }
-  const std::vector<std::int32_t> prompt = a.have_prompt ? tok->encode(a.prompt) : a.ids;
+  const std::vector<std::int32_t> prompt =
+      chat ? baton::encode_chat(*tok, chat->require_template(a.model),
+                                nlohmann::ordered_json::array(
+                                    {{{"role", "user"}, {"content", a.prompt}}}),
+                                chat->render_options(true))
+      : a.have_prompt ? tok->encode(a.prompt)
+                      : a.ids;
   BATON_CHECK(!prompt.empty(), usage_error, "--prompt \"", detail::excerpt(a.prompt),
               "\" encodes to no tokens");
   std::shared_ptr<const grammar::TokenGrammar> constraint;

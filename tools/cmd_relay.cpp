@@ -222,12 +222,14 @@ int cmd_relay(int argc, char** argv) {
   if (a.requests) spec.slots = a.concurrency;
 
   const std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
+  // Request text is text (added tokens written in it are not matched) unless the operator says
+  // otherwise: --request-specials, or the relay file's "trusted_text".
+  const bool specials = a.request_specials || spec.trusted_text;
   if (a.requests)
     return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok,
-                                 a.request_specials);
+                                 specials);
   const std::vector<std::int32_t> request =
-      a.ids ? *a.ids
-            : (a.request_specials ? tok->encode(*a.text) : tok->encode_ordinary_text(*a.text));
+      a.ids ? *a.ids : (specials ? tok->encode(*a.text) : tok->encode_ordinary_text(*a.text));
   RelayResult r = relay->run(request);
   std::vector<double> totals{r.total_ms};
   for (int i = 1; i < a.repeat; ++i) {

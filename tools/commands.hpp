@@ -8,6 +8,9 @@
 /// prints it), 2 a malformed command line (the subcommand prints its usage).
 #pragma once
 
+/// `baton chat-template`: a conversation rendered through a chat template
+/// (tools/cmd_chat_template.cpp).
+int cmd_chat_template(int argc, char** argv);
 /// `baton generate`: greedy generation from token ids (tools/cmd_generate.cpp).
 int cmd_generate(int argc, char** argv);
 /// `baton quantize`: a checkpoint's matrices as Q8_0/Q4_0 blocks (tools/cmd_quantize.cpp).

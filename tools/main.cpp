@@ -22,6 +22,7 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
+    {"chat-template", cmd_chat_template, "render a conversation through a chat template"},
     {"generate", cmd_generate, "greedy generation from token ids (model + optional adapter)"},
     {"quantize", cmd_quantize, "a model's matrices as 8-/4-bit blocks (q8_0, q4_0), once"},
     {"relay", cmd_relay, "run a relay of LoRA stages described by a JSON file"},
@@ -35,7 +36,7 @@ void usage(std::ostream& out) {
          "       baton <subcommand> --help\n\n"
          "subcommands:\n";
   for (const Command& c : kCommands) {
-    out << "  " << c.name << std::string(12 - std::min<std::size_t>(c.name.size(), 11), ' ')
+    out << "  " << c.name << std::string(15 - std::min<std::size_t>(c.name.size(), 14), ' ')
         << c.summary << "\n";
   }
 }

@@ -46,6 +46,9 @@
 #if __has_include(<pcre2.h>) && __has_include(<utf8proc.h>)
 #include "baton/grammar/grammar.hpp"
 #include "baton/text/chat.hpp"
+#include "baton/text/chat_config.hpp"
+#include "baton/text/chat_encode.hpp"
+#include "baton/text/chat_template.hpp"
 #include "baton/text/relay_text.hpp"
 #include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"

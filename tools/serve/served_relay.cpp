@@ -20,7 +20,8 @@ ServedRelay::ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
     std::size_t longest = 1;
     const auto n = static_cast<std::int32_t>(tokenizer_->vocab_size());
     for (std::int32_t id = 0; id < n; ++id)
-      if (tokenizer_->contains_id(id) && (request_specials_ || !tokenizer_->is_added(id)))
+      if (tokenizer_->contains_id(id) &&
+          (request_specials_ || spec_.trusted_text || !tokenizer_->is_added(id)))
         longest = std::max(longest, tokenizer_->token_bytes(id).size());
     max_request_bytes_ =
         3 * longest * static_cast<std::size_t>(std::max(spec_.max_request_tokens, 1));
@@ -41,7 +42,8 @@ std::vector<std::int32_t> ServedRelay::encode_request(std::string_view text) con
   // A copy per request: encode updates its object's cache and match buffers, so HTTP threads
   // must not share one (the copy shares the tables; its cache starts empty).
   const Tokenizer tok(tokenizer_.value());
-  return request_specials_ ? tok.encode(text) : tok.encode_ordinary_text(text);
+  return request_specials_ || spec_.trusted_text ? tok.encode(text)
+                                                 : tok.encode_ordinary_text(text);
 }
 
 bool ServedRelay::final_cycle(int cycle) const {

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "baton/text/relay_text.hpp"
 #include "baton/text/utf8.hpp"
 
 namespace baton::serve {

@@ -76,6 +76,9 @@ struct StageSpec {
   std::vector<std::int32_t> prefix;                           ///< "prefix" ids
   std::optional<std::string> system;                          ///< ChatML system prompt (text)
   std::vector<std::pair<std::string, std::string>> examples;  ///< ChatML few-shot (text)
+  /// "template": "model" renders system, examples and the user turn (the stage's input)
+  /// through the model folder's own chat template (resolve_text) instead of ChatML.
+  bool model_template = false;
   std::vector<SegmentSpec> input;
   /// A stage without "input" in a relay with "shared" reads the shared sequence: its input is
   /// then that sequence and its "invocation" (text or ids), or without one the adapter's
@@ -128,6 +131,15 @@ struct RelaySpec {
   GateSpec gate;
   int max_cycles = 1;
   std::optional<int> loop_from;
+  /// "trusted_text": control tags written in requests are control tokens, and so are those in
+  /// the system prompts and examples of "template": "model" stages. Unset (false), a request's
+  /// text is encoded as text in every relay (a request cannot inject "<|im_start|>system"), and
+  /// so is a model-template stage's system prompt and examples; the operator's own ChatML
+  /// prompts keep their tags.
+  bool trusted_text = false;
+  /// Whether a request's text is encoded as text (request_ids in text/relay_text.hpp): every
+  /// relay without "trusted_text".
+  bool request_is_text = true;
   int max_request_tokens = 512;  ///< sizes each stage's slot (with the outputs it reads)
   /// "name": what a server calls the relay (unset: the file's stem; served_name()).
   std::optional<std::string> name;
@@ -408,7 +420,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   detail::known_keys_check(
       j, src,
       {"model", "tokenizer", "backend", "host", "stages", "gate", "max_cycles", "loop_from",
-       "max_request_tokens", "name", "output", "storage", "shared"});
+       "max_request_tokens", "name", "output", "storage", "shared", "trusted_text"});
   const io::FieldReader<> f(j, src);
   RelaySpec spec;
   spec.source = source;
@@ -496,7 +508,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     detail::known_keys_check(
         s, where,
         {"name", "adapter", "prefix", "system", "examples", "input", "max_new", "stop", "stop_text",
-         "exact", "graph_captured", "interceptors", "grammar", "invocation"});
+         "exact", "graph_captured", "interceptors", "grammar", "invocation", "template"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
@@ -521,6 +533,17 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     }
     BATON_CHECK(st.prefix.empty() || (!st.system && st.examples.empty()), config_error, where,
                 ": give the prefix as 'prefix' ids or as 'system'/'examples' text, not both");
+    if (auto t = sf.string("template")) {
+      BATON_CHECK(*t == "model" || *t == "chatml", config_error, where, ".template = \"",
+                  detail::excerpt(*t),
+                  "\": \"model\" (the model folder's chat template) or \"chatml\"");
+      st.model_template = *t == "model";
+      BATON_CHECK(!st.model_template || st.prefix.empty(), config_error, where,
+                  ": \"template\": \"model\" renders 'system'/'examples' text; drop 'prefix'");
+      BATON_CHECK(!st.model_template || !spec.shared, config_error, where,
+                  ": \"template\": \"model\" is for stages with their own prefix, not in a relay "
+                  "with 'shared'");
+    }
     st.max_new = sf.required_int("max_new");
     BATON_CHECK(st.max_new >= 1, config_error, where, ".max_new must be >= 1");
     if (sf.has("stop")) st.stop = detail::json_ids(s["stop"], where + ".stop", bounds.entries);
@@ -584,6 +607,9 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     }
     spec.stages.push_back(std::move(st));
   }
+  spec.trusted_text = f.bool_or("trusted_text", false);
+  for (const StageSpec& st : spec.stages)
+    spec.request_is_text = !spec.trusted_text;
   if (f.has("loop_from"))
     spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
   spec.output_stage = f.has("output") ? detail::stage_ref(j["output"], names, src + ": output")

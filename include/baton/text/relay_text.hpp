@@ -6,13 +6,15 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
-
-#include <memory>
+#include <string_view>
 
 #include "baton/grammar/grammar.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/text/chat.hpp"
+#include "baton/text/chat_config.hpp"
+#include "baton/text/chat_encode.hpp"
 #include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"
 
@@ -21,8 +23,13 @@ namespace baton {
 /// Resolves every text field of `spec` with `tok`:
 ///  - "text" input segments and a text gate: encoded as written (added tokens such as
 ///    `<|im_start|>` inside the text become their ids; no BOS is added);
-///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns); the
-///    shared sequence's "system" likewise, its "input" texts and "turn_end" and each stage's
+///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns); with
+///    "template": "model", the model folder's own template (text/chat_config.hpp): the prefix
+///    is the rendered conversation up to the user's text, the stage's input is that text, and
+///    the rest of the user turn with the assistant's header follows it; such a stage without
+///    stops stops at generation_config.json's eos_token_id (else the tokenizer's eos_token).
+///    Its text is encoded as text unless the relay says "trusted_text". The shared
+///    sequence's "system" likewise ChatML, its "input" texts and "turn_end" and each stage's
 ///    "invocation" encoded as written;
 ///  - "stop_text": each must be exactly one token (a multi-token stop sequence is an
 ///    interceptor's job, not a stop id);
@@ -38,6 +45,7 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
     v.ids = tok.encode(*v.text);
     v.text.reset();
   };
+  std::optional<ChatConfig> chat;  // the model folder's, read once when a stage needs it
   if (spec.shared) {
     SharedSpec& sh = *spec.shared;
     if (sh.system) {
@@ -50,6 +58,31 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   for (StageSpec& s : spec.stages) {
     const std::string where = src + ": stage '" + s.name + "'";
     if (s.invocation) encode_text(*s.invocation);
+    if (s.model_template) {
+      if (!chat) chat = load_chat_config(spec.model);
+      const ChatContent content = spec.trusted_text ? ChatContent::control : ChatContent::text;
+      const auto turn = encode_chat_around_request(
+          tok, chat->require_template(spec.model.string()), s.system.value_or(""), s.examples,
+          chat->render_options(true), content);
+      s.prefix = turn.before;
+      for (SegmentSpec& g : s.input) {
+        if (g.literal.text && content == ChatContent::text) {
+          g.literal.ids = tok.encode_ordinary_text(*g.literal.text);
+          g.literal.text.reset();
+        }
+      }
+      SegmentSpec end;
+      end.literal.ids = turn.after;
+      s.input.push_back(std::move(end));
+      if (s.stop.empty() && s.stop_text.empty()) {
+        s.stop = chat->eos_token_ids;
+        if (s.stop.empty() && chat->special_tokens.contains("eos_token"))
+          if (const auto id = tok.token_to_id(chat->special_tokens["eos_token"].get<std::string>()))
+            s.stop.push_back(*id);
+      }
+      s.system.reset();
+      s.examples.clear();
+    }
     if (s.system || !s.examples.empty()) {
       const ChatMl chat(tok);
       std::vector<ChatExample> shots;
@@ -99,6 +132,13 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
                 detail::excerpt(*spec.gate.needle.text), "\" encodes to no tokens");
     spec.gate.needle.text.reset();
   }
+}
+
+/// A request's ids: as text (control tags in it stay characters), unless the relay says
+/// "trusted_text" (added tokens recognised).
+inline std::vector<std::int32_t> request_ids(const RelaySpec& spec, const Tokenizer& tok,
+                                             std::string_view text) {
+  return spec.request_is_text ? tok.encode_ordinary_text(text) : tok.encode(text);
 }
 
 }  // namespace baton

@@ -105,24 +105,66 @@ class Tokenizer {
         out.push_back(seg.id);
         continue;
       }
-      std::string_view piece = text.substr(seg.begin, seg.end - seg.begin);
-      std::string normalized;
-      if (c.normalizer.apply(piece, normalized)) piece = normalized;
-      if (c.norm_added.empty()) {
-        encode_ordinary(piece, out);
-        continue;
-      }
-      s.norm.clear();
-      c.norm_added.split(piece, 0, s.norm);
-      for (const text::Segment& sub : s.norm) {
-        if (sub.id >= 0) {
-          out.push_back(sub.id);
-        } else {
-          encode_ordinary(piece.substr(sub.begin, sub.end - sub.begin), out);
-        }
-      }
+      encode_piece(text.substr(seg.begin, seg.end - seg.begin), out, true);
     }
     if (add_special) out.insert(out.end(), c.suffix_ids.begin(), c.suffix_ids.end());
+  }
+
+  /// A byte range [first, second) of a text.
+  using Span = std::pair<std::size_t, std::size_t>;
+
+  /// Like encode_append (no post-processor), except that no added token is recognised where
+  /// it overlaps one of the `literal` byte ranges: there the text stays text, encoded together
+  /// with the ordinary text around it exactly as if that token did not exist. This is how a
+  /// chat prompt keeps a user's "<|im_start|>" as text while the template's own tags stay
+  /// control tokens (text/chat_encode.hpp). Normalized added tokens are not matched inside
+  /// such a stretch either.
+  void encode_append_literal(std::string_view text, std::span<const Span> literal,
+                             std::vector<std::int32_t>& out) const {
+    if (literal.empty()) return encode_append(text, out);
+    if (const std::size_t bad = text::first_invalid_utf8(text); bad != std::string_view::npos)
+      BATON_FAIL(tokenizer_error, "invalid UTF-8 in text to encode at byte offset ", bad);
+    State& s = *state_;
+    s.raw.clear();
+    core_->raw_added.split(text, 0, s.raw);
+    const auto overlaps = [&](const text::Segment& seg) {
+      for (const Span& l : literal)
+        if (seg.begin < l.second && l.first < seg.end) return true;
+      return false;
+    };
+    // Runs of ordinary segments (and demoted tokens) become one piece: the segments cover the
+    // text contiguously, so a run is one byte range.
+    std::size_t run_begin = 0;
+    bool in_run = false, demoted = false;
+    const auto flush = [&](std::size_t end) {
+      if (in_run && end > run_begin)
+        encode_piece(text.substr(run_begin, end - run_begin), out, !demoted);
+      in_run = demoted = false;
+    };
+    for (const text::Segment& seg : s.raw) {
+      const bool keep_token = seg.id >= 0 && !overlaps(seg);
+      if (keep_token) {
+        flush(seg.begin);
+        out.push_back(seg.id);
+        continue;
+      }
+      if (!in_run) {
+        in_run = true;
+        run_begin = seg.begin;
+      }
+      demoted = demoted || seg.id >= 0;
+    }
+    flush(text.size());
+  }
+
+  /// The text of every special added token ("<|im_start|>", "<|eot_id|>", ...): the control
+  /// tags that text from a user must not be able to spell.
+  std::vector<std::string> special_token_texts() const {
+    std::vector<std::string> out;
+    for (std::size_t id = 0; id < core_->special.size(); ++id)
+      if (core_->special[id] && core_->added[id] && !core_->tokens[id].empty())
+        out.push_back(core_->tokens[id]);
+    return out;
   }
 
   /// The bytes the ids stand for. `skip_special` drops special added tokens. Unlike Hugging
@@ -546,6 +588,29 @@ class Tokenizer {
       : core_(std::move(core)), state_(std::make_unique<State>(*core_)) {}
 
   // Pre-tokenize and BPE one normalized span that contains no added token.
+  // Ordinary text between added tokens: normalized, then (when `match_normalized`) cut at the
+  // added tokens matched on normalized text, then pre-tokenized and BPE-encoded.
+  void encode_piece(std::string_view piece, std::vector<std::int32_t>& out,
+                    bool match_normalized) const {
+    const Core& c = *core_;
+    std::string normalized;
+    if (c.normalizer.apply(piece, normalized)) piece = normalized;
+    if (c.norm_added.empty() || !match_normalized) {
+      encode_ordinary(piece, out);
+      return;
+    }
+    State& s = *state_;
+    s.norm.clear();
+    c.norm_added.split(piece, 0, s.norm);
+    for (const text::Segment& sub : s.norm) {
+      if (sub.id >= 0) {
+        out.push_back(sub.id);
+      } else {
+        encode_ordinary(piece.substr(sub.begin, sub.end - sub.begin), out);
+      }
+    }
+  }
+
   void encode_ordinary(std::string_view piece, std::vector<std::int32_t>& out) const {
     if (piece.empty()) return;
     const Core& c = *core_;
