@@ -193,9 +193,10 @@ int cmd_generate(int argc, char** argv) {
   try {
     a = parse_args(argc, argv);
   } catch (const ArgError& e) {
+    // The error and where the options are, not the whole option list: a mistyped flag should
+    // not bury its message under a page of usage.
     std::cerr << "baton generate: " << e.message << "\n"
-              << kUsage << baton::cli::backend_usage() << baton::cli::host_usage()
-              << baton::cli::storage_usage();
+              << "(baton generate --help lists the options)\n";
     return 2;
   }
   if (a.help) {

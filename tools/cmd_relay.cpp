@@ -192,8 +192,10 @@ int cmd_relay(int argc, char** argv) {
   try {
     a = parse_args(argc, argv);
   } catch (const cli::ArgError& e) {
+    // The error and where the options are, not the whole option list: a mistyped flag should
+    // not bury its message under a page of usage.
     std::cerr << "baton relay: " << e.message << "\n"
-              << kUsage << cli::backend_usage() << cli::host_usage() << cli::storage_usage();
+              << "(baton relay --help lists the options)\n";
     return 2;
   }
   if (a.help) {

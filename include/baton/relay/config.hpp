@@ -608,8 +608,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     spec.stages.push_back(std::move(st));
   }
   spec.trusted_text = f.bool_or("trusted_text", false);
-  for (const StageSpec& st : spec.stages)
-    spec.request_is_text = !spec.trusted_text;
+  spec.request_is_text = !spec.trusted_text;
   if (f.has("loop_from"))
     spec.loop_from = detail::stage_ref(j["loop_from"], names, src + ": loop_from");
   spec.output_stage = f.has("output") ? detail::stage_ref(j["output"], names, src + ": output")
