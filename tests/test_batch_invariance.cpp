@@ -18,6 +18,9 @@
 //   a tile of one row adds its lanes one by one instead of hsum8(fold16(.)) (host_dot.hpp's
 //   store_sums)                                -> every host case fails (the block formats and
 //                                                 AMX through the adapters' f32 products)
+// Again 2026-12-06, with the bf16 products' activations split into hi + lo terms: up to two
+//   rows through the f32 products, more through the bf16 ones -> host bf16 fails (319 of its
+//   rows differ from the request alone in the first trial).
 #include <doctest/doctest.h>
 
 #include <algorithm>
