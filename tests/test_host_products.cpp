@@ -5,9 +5,10 @@
 // are not multiples of any tile (rows, columns) or vector width, f32 / bf16 / f16 weights, row
 // strides wider than the rows (the gaps must stay untouched), = and +=. The bf16 products
 // (AVX512-BF16, AMX) are checked the same way against a double sum over the activations split
-// into two bf16 terms (hi = bf16(x), lo = bf16(x - hi)), which is what they multiply. Then the property batching rests on (docs/batching.md):
-// on every path, a row's result is bit-identical whether it is multiplied alone, among any
-// number of rows at any place, in any split of the rows, on 1 or 3 threads.
+// into two bf16 terms (hi = bf16(x), lo = bf16(x - hi)), which is what they multiply. Then the
+// property batching rests on (docs/batching.md): on every path, a row's result is bit-identical
+// whether it is multiplied alone, among any number of rows at any place, in any split of the rows,
+// on 1 or 3 threads.
 #include <doctest/doctest.h>
 
 #include <algorithm>

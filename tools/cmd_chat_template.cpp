@@ -124,8 +124,8 @@ int cmd_chat_template(int argc, char** argv) {
     for (const auto& [k, v] : doc.items()) ctx[k] = v;
   }
   const std::string text = tmpl->render(ctx);
-  BATON_CHECK(std::fwrite(text.data(), 1, text.size(), stdout) == text.size() &&
-                  std::fflush(stdout) == 0,
-              baton::io_error, "writing stdout failed");
+  BATON_CHECK(
+      std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0,
+      baton::io_error, "writing stdout failed");
   return 0;
 }

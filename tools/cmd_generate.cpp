@@ -87,8 +87,8 @@ struct Args {
   std::vector<std::int32_t> ids;
   int max_new = 0;
   bool ignore_eos = false, json = false, logits = false, step_logits = false, help = false;
-  std::optional<BackendChoice> backend;  ///< --backend; unset: the build's default
-  baton::cli::HostChoice host;           ///< --threads, --bf16-products
+  std::optional<BackendChoice> backend;   ///< --backend; unset: the build's default
+  baton::cli::HostChoice host;            ///< --threads, --bf16-products
   std::optional<baton::Storage> storage;  ///< --storage; unset: the checkpoint's dtype
 };
 
@@ -213,7 +213,8 @@ int cmd_generate(int argc, char** argv) {
   }
 
   const ModelConfig cfg = load_runtime_config(a.model);
-  std::vector<std::int32_t> stop_ids = a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
+  std::vector<std::int32_t> stop_ids =
+      a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
   // generation_config.json's eos ids end generation too (Llama 3.x: <|eot_id|>, <|eom_id|>).
   if (!a.ignore_eos)
     for (const std::int32_t id : baton::generation_eos_ids(a.model))
@@ -227,10 +228,10 @@ int cmd_generate(int argc, char** argv) {
     check_tokenizer_fits(tok->vocab_size(), cfg.vocab_size, a.tokenizer, a.model);
   }
   const std::vector<std::int32_t> prompt =
-      chat ? baton::encode_chat(*tok, chat->require_template(a.model),
-                                nlohmann::ordered_json::array(
-                                    {{{"role", "user"}, {"content", a.prompt}}}),
-                                chat->render_options(true))
+      chat ? baton::encode_chat(
+                 *tok, chat->require_template(a.model),
+                 nlohmann::ordered_json::array({{{"role", "user"}, {"content", a.prompt}}}),
+                 chat->render_options(true))
       : a.have_prompt ? tok->encode(a.prompt)
                       : a.ids;
   BATON_CHECK(!prompt.empty(), usage_error, "--prompt \"", detail::excerpt(a.prompt),

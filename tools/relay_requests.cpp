@@ -96,7 +96,8 @@ std::vector<RelayResult> run_batched(RuntimeRelay& relay,
     const SchedulerStep step = sched->step();
     if (step.prefill_rows == 0 && step.decode_rows > 0) {
       decode.rows += step.decode_rows;
-      decode.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      decode.seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     rows += step.rows;
     ++steps;

@@ -52,17 +52,16 @@ int main(int argc, char** argv) {
     }
     std::sort(us.begin(), us.end());
     const double median = us[us.size() / 2];
-    nlohmann::ordered_json out = {
-        {"benchmark", "chat_template_render"},
-        {"template", path.filename().string()},
-        {"turns", 4},
-        {"rendered_bytes", bytes},
-        {"iterations", iterations},
-        {"median_us", median},
-        {"p90_us", us[us.size() * 9 / 10]},
-        {"min_us", us.front()},
-        {"target_median_us", 50},
-        {"meets_target", median <= 50.0}};
+    nlohmann::ordered_json out = {{"benchmark", "chat_template_render"},
+                                  {"template", path.filename().string()},
+                                  {"turns", 4},
+                                  {"rendered_bytes", bytes},
+                                  {"iterations", iterations},
+                                  {"median_us", median},
+                                  {"p90_us", us[us.size() * 9 / 10]},
+                                  {"min_us", us.front()},
+                                  {"target_median_us", 50},
+                                  {"meets_target", median <= 50.0}};
     std::cout << out.dump(2) << "\n";
     return 0;
   } catch (const std::exception& e) {

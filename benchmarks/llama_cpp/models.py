@@ -133,10 +133,9 @@ def write_hf(s: Shape, tensors: dict[str, np.ndarray], out: Path) -> None:
             f.write(np.ascontiguousarray(tensors[n], dtype="<f4").tobytes())
 
 
-def read_hf(folder: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """An F32 or BF16 safetensors checkpoint -> (config, float32 arrays)."""
-    cfg = json.loads((folder / "config.json").read_text())
-    raw = (folder / "model.safetensors").read_bytes()
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """The F32 or BF16 tensors of one safetensors file, as float32 arrays."""
+    raw = path.read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8 : 8 + n])
     base = 8 + n
@@ -151,9 +150,15 @@ def read_hf(folder: Path) -> tuple[dict, dict[str, np.ndarray]]:
         elif e["dtype"] == "BF16":
             a = (np.frombuffer(buf, "<u2").astype(np.uint32) << 16).view(np.float32)
         else:
-            raise ValueError(f"{folder}/model.safetensors: tensor {name} has dtype {e['dtype']}; F32 or BF16 expected")
+            raise ValueError(f"{path}: tensor {name} has dtype {e['dtype']}; F32 or BF16 expected")
         out[name] = a.reshape(e["shape"]).astype(np.float32)
-    return cfg, out
+    return out
+
+
+def read_hf(folder: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """An F32 or BF16 safetensors checkpoint -> (config, float32 arrays)."""
+    cfg = json.loads((folder / "config.json").read_text())
+    return cfg, read_safetensors(folder / "model.safetensors")
 
 
 def shape_of_config(name: str, cfg: dict) -> Shape:

@@ -11,10 +11,14 @@ streamed, and its first streamed token is the relay's time to first output token
 
 import http.client
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "llama_cpp"))
+import models  # noqa: E402
 
 
 def peft_to_gguf(adapter: Path, arch: str, out: Path) -> Path:
@@ -27,7 +31,7 @@ def peft_to_gguf(adapter: Path, arch: str, out: Path) -> Path:
     import gguf
 
     cfg = json.loads((adapter / "adapter_config.json").read_text())
-    tensors = _read_safetensors(adapter / "adapter_model.safetensors")
+    tensors = models.read_safetensors(adapter / "adapter_model.safetensors")
     names = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output"}
     w = gguf.GGUFWriter(str(out) + ".part", arch)
     w.add_string("general.type", "adapter")
@@ -44,23 +48,6 @@ def peft_to_gguf(adapter: Path, arch: str, out: Path) -> Path:
     w.write_tensors_to_file()
     w.close()
     Path(str(out) + ".part").rename(out)
-    return out
-
-
-def _read_safetensors(path: Path) -> dict:
-    """float32 tensors of a safetensors file (the benchmark's adapters are F32)."""
-    import struct
-
-    raw = path.read_bytes()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        assert t["dtype"] == "F32", f"{path}: {name} is {t['dtype']}, expected F32"
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype="<f4").reshape(t["shape"])
     return out
 
 

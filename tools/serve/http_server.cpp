@@ -247,8 +247,8 @@ constexpr double kStopGraceSeconds = 1.0;
 std::optional<Request> Server::read_request(Conn& c, const std::string& peer) const {
   // Between requests: wait for the next one's first byte (unless it is buffered already).
   if (c.buf.empty()) {
-    Conn::Read r = stopping_.load() ? Conn::Read::woken
-                                    : c.read_more(after(opt_.idle_seconds), idle_wake_);
+    Conn::Read r =
+        stopping_.load() ? Conn::Read::woken : c.read_more(after(opt_.idle_seconds), idle_wake_);
     // Stopping: a request already sent (still in the kernel's buffer: the connection was taken
     // in at the drain but not read yet) or sent just after the signal gets its 503 rather than
     // a reset from closing a socket with unread bytes; past the grace the connection closes.

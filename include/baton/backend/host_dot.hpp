@@ -23,11 +23,11 @@
 /// Shapes. A tile runs MR rows of x against NR weight rows: every weight vector loaded (and
 /// widened) once for MR rows, every x vector once for NR weight rows (Shape: 4 x 5 on AVX-512,
 /// 3 x 3 on AVX2's 16 registers; one row of x streams one weight row at a time on AVX-512 and
-/// takes four side by side on AVX2: Shape says why). The tile shape changes with the number of rows, never the arithmetic: each output
-/// has its own accumulator and sums its inputs in the order above in every shape. The tests check
-/// that any row count, any split of the rows and any tile equals the row alone, bit for bit.
-/// As in host_simd.hpp, vectors never cross a function boundary whose target differs.
-/// Host only: never included from .cu files.
+/// takes four side by side on AVX2: Shape says why). The tile shape changes with the number of
+/// rows, never the arithmetic: each output has its own accumulator and sums its inputs in the order
+/// above in every shape. The tests check that any row count, any split of the rows and any tile
+/// equals the row alone, bit for bit. As in host_simd.hpp, vectors never cross a function boundary
+/// whose target differs. Host only: never included from .cu files.
 #pragma once
 
 #include <cmath>

@@ -106,7 +106,7 @@ BATON_GEMM_AMX inline void rows(const bf16* w, int in, int o_begin, int o_end,
   const int steps = whole + (rest > 0);  // the last one from `tails` when the depth has a rest
   const std::size_t stride = static_cast<std::size_t>(in) * sizeof(bf16);
   const std::size_t block_words = xt_block_words(in);  // one token block
-  alignas(64) bf16 tails[2][kTile][kDepth];  // the rows' last `rest` inputs, zero-padded
+  alignas(64) bf16 tails[2][kTile][kDepth];            // the rows' last `rest` inputs, zero-padded
   alignas(64) float sums[kTile][kTile];
   // sums[r][j] = output row o + r, token t + j
   const auto add_out = [&](int o, int t) {
@@ -184,7 +184,8 @@ inline int gemm_nt_rows(HostContext* ctx, bool parallel, const float* x, int n, 
   if (covered == 0 || n <= 0 || in <= 0) return 0;
   const long token_blocks = (n + kTokenBlock - 1) / kTokenBlock * (kTokenBlock / kTile);
   // every word is written by split_activations (zeros past n and in): no clearing needed
-  std::uint32_t* xt = ctx->product_scratch(static_cast<std::size_t>(token_blocks) * xt_block_words(in));
+  std::uint32_t* xt =
+      ctx->product_scratch(static_cast<std::size_t>(token_blocks) * xt_block_words(in));
   host_ops::parallel_ranges(ctx, token_blocks, parallel, [&](long b0, long b1) {
     split_activations(x, n, in, ldx, b0, b1, xt);
   });

@@ -74,8 +74,8 @@ inline std::vector<std::int32_t> generation_eos_ids(const std::filesystem::path&
   const auto& e = gc["eos_token_id"];
   const auto add = [&](const nlohmann::json& v) {
     const auto id = io::non_negative_integer(v);
-    BATON_CHECK(id && *id <= INT32_MAX, format_error, gc_path.string(),
-                ": \"eos_token_id\" holds ", io::detail::show(v), ", not a token id");
+    BATON_CHECK(id && *id <= INT32_MAX, format_error, gc_path.string(), ": \"eos_token_id\" holds ",
+                io::detail::show(v), ", not a token id");
     ids.push_back(static_cast<std::int32_t>(*id));
   };
   if (e.is_array())
@@ -107,7 +107,8 @@ inline ChatConfig load_chat_config(const std::filesystem::path& dir,
   if (tc.contains("additional_special_tokens") && tc["additional_special_tokens"].is_array()) {
     auto list = nlohmann::ordered_json::array();
     for (const auto& t : tc["additional_special_tokens"])
-      if (auto s = detail::token_text(t, src + ": \"additional_special_tokens\"")) list.push_back(*s);
+      if (auto s = detail::token_text(t, src + ": \"additional_special_tokens\""))
+        list.push_back(*s);
     cfg.special_tokens["additional_special_tokens"] = list;
   }
   if (tc.contains("add_bos_token")) {

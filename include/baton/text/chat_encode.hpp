@@ -32,7 +32,7 @@ enum class ChatContent { text, control };
 
 namespace detail {
 
-inline constexpr char32_t kChatMarker = 0xE000;      // starts a marker
+inline constexpr char32_t kChatMarker = 0xE000;       // starts a marker
 inline constexpr char32_t kChatMarkerBase = 0xF0000;  // + the tag's index
 
 /// Replaces, in every string of `j`, each of `tags` by its marker; a literal U+E000 in the text
@@ -159,7 +159,10 @@ inline ChatAroundRequest encode_chat_around_request(
     const std::vector<std::pair<std::string, std::string>>& examples, ChatRenderOptions opt,
     ChatContent content) {
   // U+E001 (private use) around a word: nothing a template does to text changes it.
-  static constexpr std::string_view kPlaceholder = "\xEE\x80\x81" "baton-request" "\xEE\x80\x81";
+  static constexpr std::string_view kPlaceholder =
+      "\xEE\x80\x81"
+      "baton-request"
+      "\xEE\x80\x81";
   auto messages = nlohmann::ordered_json::array();
   if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
   for (const auto& [user, assistant] : examples) {
@@ -170,8 +173,7 @@ inline ChatAroundRequest encode_chat_around_request(
   opt.add_generation_prompt = true;
   const RenderedChat r = render_chat(tok, tmpl, messages, opt, content);
   const auto at = r.text.find(kPlaceholder);
-  BATON_CHECK(at != std::string::npos &&
-                  r.text.find(kPlaceholder, at + 1) == std::string::npos,
+  BATON_CHECK(at != std::string::npos && r.text.find(kPlaceholder, at + 1) == std::string::npos,
               config_error, tmpl.name(),
               ": the chat template does not write the user's message exactly once as given, so "
               "the request cannot follow a pre-warmed prefix");

@@ -61,9 +61,9 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
     if (s.model_template) {
       if (!chat) chat = load_chat_config(spec.model);
       const ChatContent content = spec.trusted_text ? ChatContent::control : ChatContent::text;
-      const auto turn = encode_chat_around_request(
-          tok, chat->require_template(spec.model.string()), s.system.value_or(""), s.examples,
-          chat->render_options(true), content);
+      const auto turn = encode_chat_around_request(tok, chat->require_template(spec.model.string()),
+                                                   s.system.value_or(""), s.examples,
+                                                   chat->render_options(true), content);
       s.prefix = turn.before;
       for (SegmentSpec& g : s.input) {
         if (g.literal.text && content == ChatContent::text) {

@@ -17,10 +17,10 @@ namespace baton {
 class template_error : public error {
  public:
   enum class Kind {
-    syntax,     ///< the template does not parse (jinja2 refuses it before rendering)
-    raised,     ///< the template called raise_exception(message)
-    runtime,    ///< an operation failed while rendering (undefined value, type, sandbox)
-    limit,      ///< a TemplateLimits bound was reached
+    syntax,   ///< the template does not parse (jinja2 refuses it before rendering)
+    raised,   ///< the template called raise_exception(message)
+    runtime,  ///< an operation failed while rendering (undefined value, type, sandbox)
+    limit,    ///< a TemplateLimits bound was reached
   };
   template_error(Kind kind, const std::string& name, const std::string& message)
       : error(name + ": " + message), kind_(kind), message_(message) {}

@@ -102,12 +102,15 @@ inline Value Global::call(Runtime& rt, const Args& a) {
     if (!a.kw.empty()) fail("range() takes no keyword arguments");
     if (a.pos.empty() || a.pos.size() > 3) fail("range expected 1 to 3 arguments");
     std::int64_t v[3] = {0, 0, 1};
-    for (std::size_t i = 0; i < a.pos.size(); ++i) v[a.pos.size() == 1 ? 1 : i] = detail::int_arg(a.pos[i], "range");
+    for (std::size_t i = 0; i < a.pos.size(); ++i)
+      v[a.pos.size() == 1 ? 1 : i] = detail::int_arg(a.pos[i], "range");
     if (v[2] == 0) fail("range() arg 3 must not be zero");
     std::vector<Value> out;
-    const std::int64_t n = v[2] > 0 ? (v[1] - v[0] + v[2] - 1) / v[2] : (v[0] - v[1] - v[2] - 1) / -v[2];
+    const std::int64_t n =
+        v[2] > 0 ? (v[1] - v[0] + v[2] - 1) / v[2] : (v[0] - v[1] - v[2] - 1) / -v[2];
     // The sandbox's own bound (jinja2.sandbox.MAX_RANGE), so the same templates are refused.
-    if (n > 100000) fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+    if (n > 100000)
+      fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     rt.charge(n > 0 ? static_cast<std::size_t>(n) : 0);
     for (std::int64_t i = 0; i < n; ++i) out.emplace_back(v[0] + i * v[2]);
     return make_list(std::move(out));
@@ -130,7 +133,8 @@ inline Value Global::call(Runtime& rt, const Args& a) {
   std::tm tm{};
   localtime_r(&now, &tm);
   std::string buf(256 + fmt.str().size() * 8, '\0');
-  const std::size_t n = fmt.str().empty() ? 0 : std::strftime(buf.data(), buf.size(), fmt.str().c_str(), &tm);
+  const std::size_t n =
+      fmt.str().empty() ? 0 : std::strftime(buf.data(), buf.size(), fmt.str().c_str(), &tm);
   buf.resize(n);
   return Value(std::move(buf));
 }
@@ -139,7 +143,9 @@ inline Value Global::call(Runtime& rt, const Args& a) {
 class Evaluator final : public Runtime {
  public:
   Evaluator(const std::string& name, const TemplateLimits& limits, const Dict& context)
-      : name_(name), limits_(limits), context_(context),
+      : name_(name),
+        limits_(limits),
+        context_(context),
         deadline_(std::chrono::steady_clock::now() + limits.max_render_time) {}
 
   /// Renders `body`; throws template_error.
@@ -221,8 +227,9 @@ class Evaluator final : public Runtime {
       bool given = i < args.pos.size();
       for (const auto& [k, v] : args.kw) given = given || k == p.name;
       if (given) continue;
-      scope->set(p.name, p.default_value ? eval(*p.default_value, scope)
-                                         : Value(Undefined{"parameter '" + p.name + "' was not provided"}));
+      scope->set(p.name, p.default_value
+                             ? eval(*p.default_value, scope)
+                             : Value(Undefined{"parameter '" + p.name + "' was not provided"}));
     }
     scope->set("varargs", make_list(std::move(varargs), true));
     scope->set("kwargs", make_dict(std::move(extra)));
@@ -256,7 +263,9 @@ class Evaluator final : public Runtime {
           out += s.text;
           check_size(out.size());
           break;
-        case StmtKind::output: emit(out, eval(*s.expr, scope)); break;
+        case StmtKind::output:
+          emit(out, eval(*s.expr, scope));
+          break;
         case StmtKind::if_: {
           const Body* chosen = &s.else_body;
           for (const auto& [cond, b] : s.branches) {
@@ -269,7 +278,9 @@ class Evaluator final : public Runtime {
           if (f != Flow::normal) return f;
           break;
         }
-        case StmtKind::for_: exec_for(s, scope, out); break;
+        case StmtKind::for_:
+          exec_for(s, scope, out);
+          break;
         case StmtKind::set: {
           Value v = eval(*s.expr, scope);
           if (!s.text.empty()) {
@@ -321,8 +332,10 @@ class Evaluator final : public Runtime {
           check_size(out.size());
           break;
         }
-        case StmtKind::break_: return Flow::break_;
-        case StmtKind::continue_: return Flow::continue_;
+        case StmtKind::break_:
+          return Flow::break_;
+        case StmtKind::continue_:
+          return Flow::continue_;
       }
     }
     return Flow::normal;
@@ -402,19 +415,25 @@ class Evaluator final : public Runtime {
 
   Value eval(const Expr& e, const ScopePtr& scope) {
     switch (e.kind) {
-      case ExprKind::constant: return e.value;
-      case ExprKind::name: return lookup(e.name, scope);
-      case ExprKind::getattr: return get_attr(eval(*e.args[0], scope), e.name);
-      case ExprKind::getitem: return get_item(eval(*e.args[0], scope), eval(*e.args[1], scope));
+      case ExprKind::constant:
+        return e.value;
+      case ExprKind::name:
+        return lookup(e.name, scope);
+      case ExprKind::getattr:
+        return get_attr(eval(*e.args[0], scope), e.name);
+      case ExprKind::getitem:
+        return get_item(eval(*e.args[0], scope), eval(*e.args[1], scope));
       case ExprKind::slice: {
         const auto part = [&](const ExprPtr& p) { return p ? eval(*p, scope) : Value(None{}); };
-        return get_slice(eval(*e.args[0], scope), part(e.args[1]), part(e.args[2]), part(e.args[3]));
+        return get_slice(eval(*e.args[0], scope), part(e.args[1]), part(e.args[2]),
+                         part(e.args[3]));
       }
       case ExprKind::call: {
         const Value callee = eval(*e.args[0], scope);
         return call(callee, eval_args(e, scope, 1));
       }
-      case ExprKind::filter: return apply_filter(e, eval(*e.args[0], scope), scope);
+      case ExprKind::filter:
+        return apply_filter(e, eval(*e.args[0], scope), scope);
       case ExprKind::test: {
         if (e.unknown) fail("No test named '" + e.name + "' found.");
         const bool r = run_test(e.name, eval(*e.args[0], scope), eval_args(e, scope, 1));
@@ -424,13 +443,16 @@ class Evaluator final : public Runtime {
       case ExprKind::pos: {
         const Value x = eval(*e.args[0], scope);
         if (x.is_undefined()) undefined_error(x);
-        if (x.is_bool()) return Value(static_cast<std::int64_t>(e.kind == ExprKind::neg ? -int{x.boolean()} : x.boolean()));
+        if (x.is_bool())
+          return Value(
+              static_cast<std::int64_t>(e.kind == ExprKind::neg ? -int{x.boolean()} : x.boolean()));
         if (x.is_int()) return e.kind == ExprKind::neg ? Value(-x.integer()) : x;
         if (x.is_float()) return e.kind == ExprKind::neg ? Value(-x.real()) : x;
         fail("bad operand type for unary " + std::string(e.kind == ExprKind::neg ? "-" : "+") +
              ": '" + type_name(x) + "'");
       }
-      case ExprKind::not_: return Value(!truthy(eval(*e.args[0], scope)));
+      case ExprKind::not_:
+        return Value(!truthy(eval(*e.args[0], scope)));
       case ExprKind::and_: {
         Value a = eval(*e.args[0], scope);
         return truthy(a) ? eval(*e.args[1], scope) : a;

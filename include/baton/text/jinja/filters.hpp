@@ -22,14 +22,15 @@ namespace baton::jinja {
 /// The few without an implementation here fail when they run, saying so.
 inline bool is_known_filter(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "abs",       "attr",     "batch",   "capitalize", "center",   "count",      "d",
-      "default",   "dictsort", "e",       "escape",     "filesizeformat",       "first",
-      "float",     "forceescape",         "format",     "groupby",  "indent",     "int",
-      "items",     "join",     "last",    "length",     "list",     "lower",      "map",
-      "max",       "min",      "pprint",  "random",     "reject",   "rejectattr", "replace",
-      "reverse",   "round",    "safe",    "select",     "selectattr", "slice",    "sort",
-      "string",    "striptags", "sum",    "title",      "tojson",   "trim",       "truncate",
-      "unique",    "upper",    "urlencode", "urlize",   "wordcount", "wordwrap",  "xmlattr"};
+      "abs",    "attr",       "batch",       "capitalize", "center",   "count",
+      "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
+      "first",  "float",      "forceescape", "format",     "groupby",  "indent",
+      "int",    "items",      "join",        "last",       "length",   "list",
+      "lower",  "map",        "max",         "min",        "pprint",   "random",
+      "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
+      "select", "selectattr", "slice",       "sort",       "string",   "striptags",
+      "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
+      "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
@@ -41,8 +42,10 @@ inline Value attr_path(const Value& x, const std::string& path) {
   std::size_t start = 0;
   for (;;) {
     const auto dot = path.find('.', start);
-    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const std::string part =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(),
+                                                     [](char c) { return c >= '0' && c <= '9'; });
     cur = get_item(cur, digits ? Value(static_cast<std::int64_t>(std::stoll(part))) : Value(part));
     if (dot == std::string::npos) return cur;
     start = dot + 1;
@@ -61,7 +64,8 @@ inline std::vector<Value> sorted(std::vector<Value> items, bool reverse, bool ca
     return fold(attribute ? attr_path(v, *attribute) : v, case_sensitive);
   };
   std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
-    return reverse ? compare_order(key(b), key(a), "<") < 0 : compare_order(key(a), key(b), "<") < 0;
+    return reverse ? compare_order(key(b), key(a), "<") < 0
+                   : compare_order(key(a), key(b), "<") < 0;
   });
   return items;
 }
@@ -132,8 +136,11 @@ inline Value to_float(const Value& x, const Value& fallback) {
 
 /// jinja2's do_indent.
 inline std::string indent(std::string s, const Value& width, bool first, bool blank) {
-  const std::string pad = width.is_string() ? width.str()
-                                            : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(width, "width"))), ' ');
+  const std::string pad =
+      width.is_string()
+          ? width.str()
+          : std::string(
+                static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(width, "width"))), ' ');
   s += '\n';  // jinja2 appends one so that splitlines keeps a trailing empty line
   std::vector<std::string> lines;
   {
@@ -145,7 +152,8 @@ inline std::string indent(std::string s, const Value& width, bool first, bool bl
         break;
       }
       lines.emplace_back(rest.substr(0, nl));
-      rest.remove_prefix(nl + (rest[nl] == '\r' && nl + 1 < rest.size() && rest[nl + 1] == '\n' ? 2 : 1));
+      rest.remove_prefix(
+          nl + (rest[nl] == '\r' && nl + 1 < rest.size() && rest[nl + 1] == '\n' ? 2 : 1));
     }
   }
   std::string rv;
@@ -186,7 +194,8 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     r.markup = true;
     return r;
   }
-  if (name == "trim") return Value(py_strip(to_str(x), a.get(0, "chars", Value(None{}), name), true, true));
+  if (name == "trim")
+    return Value(py_strip(to_str(x), a.get(0, "chars", Value(None{}), name), true, true));
   if (name == "upper") return Value(py_case(to_str(x), 1));
   if (name == "lower") return Value(py_case(to_str(x), 0));
   if (name == "capitalize") return Value(py_case(to_str(x), 3));
@@ -202,7 +211,10 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     if (!ind.is_none()) {
       st.pretty = true;
       st.item_sep = ",";
-      st.indent = ind.is_string() ? ind.str() : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(ind, "indent"))), ' ');
+      st.indent = ind.is_string() ? ind.str()
+                                  : std::string(static_cast<std::size_t>(std::max<std::int64_t>(
+                                                    0, int_arg(ind, "indent"))),
+                                                ' ');
     }
     if (!seps.is_none()) {
       if (!seps.is_list() || seps.list().items.size() != 2 || !seps.list().items[0].is_string() ||
@@ -254,7 +266,8 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
   if (name == "list") return make_list(iterate(x));
   if (name == "first" || name == "last") {
     const std::vector<Value> items = iterate(x);
-    if (items.empty()) return Value(Undefined{"No " + std::string(name) + " item, sequence was empty."});
+    if (items.empty())
+      return Value(Undefined{"No " + std::string(name) + " item, sequence was empty."});
     return name == "first" ? items.front() : items.back();
   }
   if (name == "reverse") {
@@ -275,8 +288,7 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
     rt.check_size(r.size());
     return Value(std::move(r));
   }
-  if (name == "select" || name == "reject")
-    return select(rt, x, a, name == "select", false, name);
+  if (name == "select" || name == "reject") return select(rt, x, a, name == "select", false, name);
   if (name == "selectattr" || name == "rejectattr")
     return select(rt, x, a, name == "selectattr", true, name);
   if (name == "map") {
@@ -352,7 +364,8 @@ inline Value run_filter(Runtime& rt, std::string_view name, const Value& x, cons
   }
   if (name == "attr") {
     const Value at = a.need(0, "name", name);
-    if (x.is_dict() && !x.dict().ns && !has_method(x, to_str(at))) return no_attribute(x, to_str(at));
+    if (x.is_dict() && !x.dict().ns && !has_method(x, to_str(at)))
+      return no_attribute(x, to_str(at));
     return get_attr(x, to_str(at));
   }
   if (name == "wordcount") {

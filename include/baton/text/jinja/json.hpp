@@ -18,8 +18,8 @@
 namespace baton::jinja {
 
 struct JsonStyle {
-  std::string indent;       ///< per level; unused unless `pretty`
-  bool pretty = false;      ///< indent given: newlines between items
+  std::string indent;   ///< per level; unused unless `pretty`
+  bool pretty = false;  ///< indent given: newlines between items
   std::string item_sep = ", ", key_sep = ": ";
   bool sort_keys = false;
   bool ensure_ascii = false;  ///< escape every non-ASCII character as \uXXXX (surrogate pairs)
@@ -50,13 +50,27 @@ inline void json_string(std::string& out, std::string_view s, bool ensure_ascii)
       continue;
     }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[16];
@@ -145,8 +159,10 @@ inline std::string to_json(const Value& x, const JsonStyle& st, int max_depth = 
 /// A parsed JSON document (ordered keys) as a template value.
 inline Value from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return Value(None{});
-    case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
+    case nlohmann::ordered_json::value_t::null:
+      return Value(None{});
+    case nlohmann::ordered_json::value_t::boolean:
+      return Value(j.get<bool>());
     case nlohmann::ordered_json::value_t::number_integer:
       return Value(j.get<std::int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned: {
@@ -154,8 +170,10 @@ inline Value from_json(const nlohmann::ordered_json& j) {
       if (u > static_cast<std::uint64_t>(INT64_MAX)) return Value(static_cast<double>(u));
       return Value(static_cast<std::int64_t>(u));
     }
-    case nlohmann::ordered_json::value_t::number_float: return Value(j.get<double>());
-    case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return Value(j.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return Value(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
       items.reserve(j.size());
@@ -168,7 +186,8 @@ inline Value from_json(const nlohmann::ordered_json& j) {
       for (const auto& [k, v] : j.items()) items.emplace_back(k, from_json(v));
       return make_dict(std::move(items));
     }
-    default: fail("unsupported JSON value");
+    default:
+      fail("unsupported JSON value");
   }
 }
 

@@ -51,8 +51,8 @@ inline std::string_view py_rstrip(std::string_view s) {
     std::size_t start = s.size() - 1;
     while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xc0) == 0x80) --start;
     const std::size_t len = s.size() - start;
-    const char32_t c = len == 1 ? static_cast<unsigned char>(s[start])
-                                : text::utf8_decode_at(s, start, len);
+    const char32_t c =
+        len == 1 ? static_cast<unsigned char>(s[start]) : text::utf8_decode_at(s, start, len);
     if (!is_py_space(c)) break;
     s.remove_suffix(len);
   }
@@ -98,17 +98,38 @@ inline std::string unescape(std::string_view s, const std::string& name, int lin
     }
     const char c = s[++i];
     switch (c) {
-      case '\n': break;
-      case '\\': out += '\\'; break;
-      case '\'': out += '\''; break;
-      case '"': out += '"'; break;
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
+      case '\n':
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '\'':
+        out += '\'';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'v':
+        out += '\v';
+        break;
       case 'x':
       case 'u':
       case 'U': {
@@ -170,8 +191,7 @@ inline std::vector<Token> tokenize(std::string_view raw_source, const std::strin
     // Root state: text up to the next {{, {% or {#.
     std::size_t open = pos;
     for (; open + 1 < s.size(); ++open)
-      if (s[open] == '{' && (s[open + 1] == '{' || s[open + 1] == '%' || s[open + 1] == '#'))
-        break;
+      if (s[open] == '{' && (s[open + 1] == '{' || s[open + 1] == '%' || s[open + 1] == '#')) break;
     if (open + 1 >= s.size()) {
       out.push_back({Tok::data, std::string(s.substr(pos)), 0, 0, line});
       break;
@@ -197,9 +217,8 @@ inline std::vector<Token> tokenize(std::string_view raw_source, const std::strin
       const auto close = s.find("#}", after);
       if (close == std::string_view::npos) fail("a comment is not closed");
       std::size_t end = close + 2;
-      const char csign = close > after && (s[close - 1] == '-' || s[close - 1] == '+')
-                             ? s[close - 1]
-                             : 0;
+      const char csign =
+          close > after && (s[close - 1] == '-' || s[close - 1] == '+') ? s[close - 1] : 0;
       if (csign == '-') {
         while (end < s.size() && ascii_space(s[end])) ++end;
       } else if (csign != '+' && end < s.size() && s[end] == '\n') {
@@ -253,7 +272,9 @@ inline std::vector<Token> tokenize(std::string_view raw_source, const std::strin
           break;
         }
       }
-      const auto is_digit = [&](std::size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+      const auto is_digit = [&](std::size_t k) {
+        return k < s.size() && s[k] >= '0' && s[k] <= '9';
+      };
       const auto digits = [&](std::size_t k) {  // digits with single underscores between
         while (is_digit(k) || (s[k] == '_' && is_digit(k + 1) && k > 0 && is_digit(k - 1))) ++k;
         return k;
@@ -300,8 +321,8 @@ inline std::vector<Token> tokenize(std::string_view raw_source, const std::strin
         if (q >= s.size()) fail("a string literal is not closed");
         const int at = line;
         count_lines(p, q);
-        out.push_back({Tok::string, detail::unescape(s.substr(p + 1, q - p - 1), name, at), 0, 0,
-                       at});
+        out.push_back(
+            {Tok::string, detail::unescape(s.substr(p + 1, q - p - 1), name, at), 0, 0, at});
         p = q + 1;
         continue;
       }

@@ -41,7 +41,8 @@ inline std::string py_strip(std::string_view s, const Value& chars, bool left, b
 }
 
 /// Python's str.split(sep=None, maxsplit=-1) (rsplit when `from_right`).
-inline Value py_split(std::string_view s, const Value& sep, std::int64_t maxsplit, bool from_right) {
+inline Value py_split(std::string_view s, const Value& sep, std::int64_t maxsplit,
+                      bool from_right) {
   std::vector<Value> parts;
   if (sep.is_none() || sep.is_undefined()) {
     // Runs of whitespace separate; none at either end.
@@ -183,8 +184,8 @@ inline std::string py_case(std::string_view s, int mode) {  // 0 lower, 1 upper,
 }
 
 inline bool is_mutating(const Value& self, std::string_view name) {
-  static constexpr std::string_view kList[] = {"append", "clear",   "extend", "insert",
-                                               "pop",    "remove",  "reverse", "sort"};
+  static constexpr std::string_view kList[] = {"append", "clear",  "extend",  "insert",
+                                               "pop",    "remove", "reverse", "sort"};
   static constexpr std::string_view kDict[] = {"clear", "pop", "popitem", "setdefault", "update"};
   if (self.is_list() && !self.list().tuple)
     return std::find(std::begin(kList), std::end(kList), name) != std::end(kList);
@@ -196,8 +197,8 @@ inline bool is_mutating(const Value& self, std::string_view name) {
 inline std::int64_t int_arg(const Value& v, std::string_view what) {
   if (v.is_int()) return v.integer();
   if (v.is_bool()) return v.boolean();
-  fail("'" + type_name(v) + "' object cannot be interpreted as an integer (" +
-       std::string(what) + ")");
+  fail("'" + type_name(v) + "' object cannot be interpreted as an integer (" + std::string(what) +
+       ")");
 }
 
 }  // namespace detail
@@ -223,11 +224,15 @@ inline std::string py_format(std::string_view fmt, const Args& args) {
         fail("format specifications in str.format are not supported");
       const Value* v = nullptr;
       if (field.empty()) {
-        if (auto_index >= args.pos.size()) fail("Replacement index " + std::to_string(auto_index) + " out of range for positional args tuple");
+        if (auto_index >= args.pos.size())
+          fail("Replacement index " + std::to_string(auto_index) +
+               " out of range for positional args tuple");
         v = &args.pos[auto_index++];
       } else if (field[0] >= '0' && field[0] <= '9') {
         const auto k = static_cast<std::size_t>(std::stoul(std::string(field)));
-        if (k >= args.pos.size()) fail("Replacement index " + std::to_string(k) + " out of range for positional args tuple");
+        if (k >= args.pos.size())
+          fail("Replacement index " + std::to_string(k) +
+               " out of range for positional args tuple");
         v = &args.pos[k];
       } else {
         for (const auto& [k, val] : args.kw)
@@ -261,9 +266,9 @@ inline bool has_method(const Value& self, std::string_view name) {
              "' object is unsafe.",
          template_error::Kind::runtime);
   static constexpr std::string_view kStr[] = {
-      "strip",      "lstrip",  "rstrip",  "split",   "rsplit",  "startswith", "endswith",
-      "replace",    "upper",   "lower",   "title",   "capitalize", "format", "join",
-      "find",       "rfind",   "count",   "isdigit", "isalpha", "isspace",   "isalnum",
+      "strip",      "lstrip",  "rstrip",  "split",   "rsplit",     "startswith", "endswith",
+      "replace",    "upper",   "lower",   "title",   "capitalize", "format",     "join",
+      "find",       "rfind",   "count",   "isdigit", "isalpha",    "isspace",    "isalnum",
       "splitlines", "islower", "isupper", "index"};
   static constexpr std::string_view kDict[] = {"get", "items", "keys", "values"};
   static constexpr std::string_view kList[] = {"index", "count"};
@@ -283,8 +288,8 @@ inline Value BoundMethod::call(Runtime& rt, const Args& a) {
     const std::string& s = self.str();
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
       a.check(1, {"chars"}, fn);
-      return Value(py_strip(s, a.get(0, "chars", Value(None{}), fn), name != "rstrip",
-                            name != "lstrip"));
+      return Value(
+          py_strip(s, a.get(0, "chars", Value(None{}), fn), name != "rstrip", name != "lstrip"));
     }
     if (name == "split" || name == "rsplit") {
       a.check(2, {"sep", "maxsplit"}, fn);
@@ -299,7 +304,8 @@ inline Value BoundMethod::call(Runtime& rt, const Args& a) {
       a.check(3, {}, fn);
       const Value from = a.need(0, "old", fn), to = a.need(1, "new", fn);
       if (!from.is_string() || !to.is_string()) fail("replace() arguments must be str");
-      std::string r = py_replace(s, from.str(), to.str(), int_arg(a.get(2, "count", Value(-1), fn), "count"));
+      std::string r =
+          py_replace(s, from.str(), to.str(), int_arg(a.get(2, "count", Value(-1), fn), "count"));
       rt.check_size(r.size());
       return Value(std::move(r));
     }
@@ -319,7 +325,8 @@ inline Value BoundMethod::call(Runtime& rt, const Args& a) {
       std::string r;
       bool first = true;
       for (const Value& v : items.list().items) {
-        if (!v.is_string()) fail("sequence item: expected str instance, " + type_name(v) + " found");
+        if (!v.is_string())
+          fail("sequence item: expected str instance, " + type_name(v) + " found");
         if (!first) r += s;
         first = false;
         r += v.str();
@@ -334,7 +341,9 @@ inline Value BoundMethod::call(Runtime& rt, const Args& a) {
       if (name == "count") {
         if (sub.str().empty()) return Value(code_point_count(s) + 1);
         std::int64_t n = 0;
-        for (auto at = s.find(sub.str()); at != std::string::npos; at = s.find(sub.str(), at + sub.str().size())) ++n;
+        for (auto at = s.find(sub.str()); at != std::string::npos;
+             at = s.find(sub.str(), at + sub.str().size()))
+          ++n;
         return Value(n);
       }
       const auto at = name == "rfind" ? s.rfind(sub.str()) : s.find(sub.str());
@@ -354,7 +363,8 @@ inline Value BoundMethod::call(Runtime& rt, const Args& a) {
           break;
         }
         lines.emplace_back(std::string(rest.substr(0, nl)));
-        const std::size_t skip = rest[nl] == '\r' && nl + 1 < rest.size() && rest[nl + 1] == '\n' ? 2 : 1;
+        const std::size_t skip =
+            rest[nl] == '\r' && nl + 1 < rest.size() && rest[nl + 1] == '\n' ? 2 : 1;
         rest.remove_prefix(nl + skip);
       }
       return make_list(std::move(lines));

@@ -31,7 +31,8 @@ inline std::string object_name(const Value& x) {
 }
 
 inline Value no_attribute(const Value& obj, std::string_view name) {
-  return Value(Undefined{"'" + object_name(obj) + "' has no attribute '" + std::string(name) + "'"});
+  return Value(
+      Undefined{"'" + object_name(obj) + "' has no attribute '" + std::string(name) + "'"});
 }
 
 /// The loop object's attributes.
@@ -58,8 +59,7 @@ inline Value loop_attr(const LoopInfo& l, std::string_view name) {
 inline Value get_attr(const Value& obj, std::string_view name) {
   if (obj.is_undefined()) undefined_error(obj);
   if (obj.is_loop()) {
-    if (name == "cycle")
-      return Value(CallablePtr(std::make_shared<BoundMethod>(obj, "cycle")));
+    if (name == "cycle") return Value(CallablePtr(std::make_shared<BoundMethod>(obj, "cycle")));
     return loop_attr(*std::get<LoopPtr>(obj.v), name);
   }
   if (has_method(obj, name))
@@ -167,7 +167,8 @@ inline std::vector<Value> iterate(const Value& x) {
   }
   if (x.is_string()) {
     std::vector<Value> chars;
-    for (char32_t c : to_code_points(x.str())) chars.emplace_back(to_utf8(std::u32string_view(&c, 1)));
+    for (char32_t c : to_code_points(x.str()))
+      chars.emplace_back(to_utf8(std::u32string_view(&c, 1)));
     return chars;
   }
   fail("'" + type_name(x) + "' object is not iterable");
@@ -226,8 +227,8 @@ inline int compare_order(const Value& a, const Value& b, std::string_view op) {
     }
     return la.size() < lb.size() ? -1 : la.size() > lb.size() ? 1 : 0;
   }
-  fail("'" + std::string(op) + "' not supported between instances of '" + type_name(a) +
-       "' and '" + type_name(b) + "'");
+  fail("'" + std::string(op) + "' not supported between instances of '" + type_name(a) + "' and '" +
+       type_name(b) + "'");
 }
 
 inline bool compare(const Value& a, const Value& b, std::string_view op) {
@@ -246,7 +247,7 @@ namespace detail {
 /// Python integers do not overflow; baton's are 64-bit and say so rather than wrap.
 inline std::int64_t checked_op(char op, std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
-  const bool overflow = op == '+' ? __builtin_add_overflow(a, b, &r)
+  const bool overflow = op == '+'   ? __builtin_add_overflow(a, b, &r)
                         : op == '-' ? __builtin_sub_overflow(a, b, &r)
                                     : __builtin_mul_overflow(a, b, &r);
   if (overflow) fail("integer overflow (baton's template integers are 64-bit)");
@@ -284,7 +285,8 @@ inline Value binary_op(std::string_view op, const Value& a, const Value& b, Runt
     }
     if (op == "//" || op == "%") {
       if (ints) {
-        if (ib == 0) fail(op == "%" ? "integer modulo by zero" : "integer division or modulo by zero");
+        if (ib == 0)
+          fail(op == "%" ? "integer modulo by zero" : "integer division or modulo by zero");
         std::int64_t q = ia / ib, m = ia % ib;
         if (m != 0 && ((m < 0) != (ib < 0))) {
           --q;
@@ -328,7 +330,8 @@ inline Value binary_op(std::string_view op, const Value& a, const Value& b, Runt
                     ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())))) {
     const Value& seq = a.is_string() || a.is_list() ? a : b;
     const Value& times = &seq == &a ? b : a;
-    const std::int64_t n = std::max<std::int64_t>(0, times.is_int() ? times.integer() : times.boolean());
+    const std::int64_t n =
+        std::max<std::int64_t>(0, times.is_int() ? times.integer() : times.boolean());
     if (seq.is_string()) {
       rt.check_size(seq.str().size() * static_cast<std::size_t>(n));
       std::string s;
@@ -341,7 +344,8 @@ inline Value binary_op(std::string_view op, const Value& a, const Value& b, Runt
       items.insert(items.end(), seq.list().items.begin(), seq.list().items.end());
     return make_list(std::move(items), seq.list().tuple);
   }
-  if (op == "%" && a.is_string()) fail("printf-style '%' string formatting is not supported by baton");
+  if (op == "%" && a.is_string())
+    fail("printf-style '%' string formatting is not supported by baton");
   fail("unsupported operand type(s) for " + std::string(op) + ": '" + type_name(a) + "' and '" +
        type_name(b) + "'");
 }

@@ -45,9 +45,7 @@ class Parser {
  private:
   // --- token stream ---------------------------------------------------------------------
   const Token& cur() const { return toks_[pos_]; }
-  const Token& peek(std::size_t k = 1) const {
-    return toks_[std::min(pos_ + k, toks_.size() - 1)];
-  }
+  const Token& peek(std::size_t k = 1) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
   Token next() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
   bool is_op(std::string_view op) const { return cur().type == Tok::op && cur().text == op; }
   bool is_name(std::string_view n) const { return cur().type == Tok::name && cur().text == n; }
@@ -67,12 +65,18 @@ class Parser {
   }
   std::string describe(const Token& t) const {
     switch (t.type) {
-      case Tok::eof: return "end of template";
-      case Tok::block_end: return "end of statement block";
-      case Tok::var_end: return "end of print statement";
-      case Tok::name: return "'" + t.text + "'";
-      case Tok::op: return "'" + t.text + "'";
-      default: return "a literal";
+      case Tok::eof:
+        return "end of template";
+      case Tok::block_end:
+        return "end of statement block";
+      case Tok::var_end:
+        return "end of print statement";
+      case Tok::name:
+        return "'" + t.text + "'";
+      case Tok::op:
+        return "'" + t.text + "'";
+      default:
+        return "a literal";
     }
   }
   void expect_op(std::string_view op) {
@@ -259,8 +263,7 @@ class Parser {
     } while (skip_op(","));
     if (paren) expect_op(")");
     for (const auto& n : names)
-      if (n == "true" || n == "false" || n == "none" || n == "True" || n == "False" ||
-          n == "None")
+      if (n == "true" || n == "false" || n == "none" || n == "True" || n == "False" || n == "None")
         fail("cannot assign to '" + n + "'");
     return names;
   }
@@ -356,9 +359,9 @@ class Parser {
     ExprPtr cmp;
     for (;;) {
       std::string op;
-      if (cur().type == Tok::op && (cur().text == "==" || cur().text == "!=" ||
-                                    cur().text == "<" || cur().text == ">" ||
-                                    cur().text == "<=" || cur().text == ">=")) {
+      if (cur().type == Tok::op &&
+          (cur().text == "==" || cur().text == "!=" || cur().text == "<" || cur().text == ">" ||
+           cur().text == "<=" || cur().text == ">=")) {
         op = next().text;
       } else if (skip_name("in")) {
         op = "in";

@@ -17,11 +17,11 @@ namespace baton::jinja {
 /// Every test name jinja2 knows; a template naming another is refused before rendering.
 inline bool is_known_test(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "boolean", "callable", "defined",  "divisibleby", "eq",       "equalto", "escaped",
-      "even",    "false",    "filter",   "float",       "ge",       "gt",      "greaterthan",
-      "in",      "integer",  "iterable", "le",          "lower",    "lessthan", "lt",
-      "mapping", "ne",       "none",     "number",      "odd",      "sameas",  "sequence",
-      "string",  "test",     "true",     "undefined",   "upper",    "==",      "!=",
+      "boolean", "callable", "defined",  "divisibleby", "eq",    "equalto",  "escaped",
+      "even",    "false",    "filter",   "float",       "ge",    "gt",       "greaterthan",
+      "in",      "integer",  "iterable", "le",          "lower", "lessthan", "lt",
+      "mapping", "ne",       "none",     "number",      "odd",   "sameas",   "sequence",
+      "string",  "test",     "true",     "undefined",   "upper", "==",       "!=",
       "<",       "<=",       ">",        ">="};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
@@ -41,8 +41,11 @@ inline bool run_test(std::string_view name, const Value& x, const Args& a) {
   if (name == "integer") return x.is_int();
   if (name == "float") return x.is_float();
   if (name == "callable") return x.is_callable() || x.is_loop();
-  if (name == "iterable") return x.is_string() || x.is_list() || x.is_undefined() || (x.is_dict() && !x.dict().ns);
-  if (name == "sequence") return x.is_string() || (x.is_list() && !x.list().generator) || x.is_undefined() || (x.is_dict() && !x.dict().ns);
+  if (name == "iterable")
+    return x.is_string() || x.is_list() || x.is_undefined() || (x.is_dict() && !x.dict().ns);
+  if (name == "sequence")
+    return x.is_string() || (x.is_list() && !x.list().generator) || x.is_undefined() ||
+           (x.is_dict() && !x.dict().ns);
   if (name == "escaped") return false;
   if (name == "lower" || name == "upper") {
     // str(x).islower() / .isupper(): at least one cased letter, none of the other case.
@@ -55,7 +58,8 @@ inline bool run_test(std::string_view name, const Value& x, const Args& a) {
     return any && ok;
   }
   if (name == "odd" || name == "even" || name == "divisibleby") {
-    if (!x.is_int() && !x.is_bool()) fail("unsupported operand type(s) for %: '" + type_name(x) + "'");
+    if (!x.is_int() && !x.is_bool())
+      fail("unsupported operand type(s) for %: '" + type_name(x) + "'");
     const std::int64_t v = x.is_int() ? x.integer() : x.boolean();
     if (name == "odd") return v % 2 != 0;
     if (name == "even") return v % 2 == 0;
@@ -73,7 +77,8 @@ inline bool run_test(std::string_view name, const Value& x, const Args& a) {
   if (name == "sameas") {
     const Value o = arg("other");
     // Python's `is`: the singletons compare by value; other objects are rarely the same one.
-    if (x.is_none() || x.is_bool() || o.is_none() || o.is_bool()) return x.v.index() == o.v.index() && equals(x, o);
+    if (x.is_none() || x.is_bool() || o.is_none() || o.is_bool())
+      return x.v.index() == o.v.index() && equals(x, o);
     if (x.is_list() && o.is_list()) return std::get<ListPtr>(x.v) == std::get<ListPtr>(o.v);
     if (x.is_dict() && o.is_dict()) return std::get<DictPtr>(x.v) == std::get<DictPtr>(o.v);
     return false;

@@ -131,7 +131,8 @@ inline int checked_depth(int depth) {
 inline Value make_list(std::vector<Value> items, bool tuple = false, bool generator = false) {
   int depth = 1;
   for (const Value& v : items) depth = std::max(depth, value_depth(v) + 1);
-  return Value(std::make_shared<List>(List{std::move(items), tuple, generator, checked_depth(depth)}));
+  return Value(
+      std::make_shared<List>(List{std::move(items), tuple, generator, checked_depth(depth)}));
 }
 inline Value make_generator(std::vector<Value> items) {
   return make_list(std::move(items), false, true);
@@ -220,8 +221,8 @@ inline std::int64_t code_point_count(std::string_view s) {
 /// Python's str.isspace() for one code point (what strip() and split() remove).
 inline bool is_py_space(char32_t c) {
   return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202f || c == 0x205f || c == 0x3000;
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
+         c == 0x205f || c == 0x3000;
 }
 
 // --- Printing ---------------------------------------------------------------------------------
@@ -232,12 +233,23 @@ inline std::string html_escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -431,8 +443,7 @@ inline bool equals(const Value& a, const Value& b) {
   double da = 0, db = 0;
   std::int64_t ia = 0, ib = 0;
   bool ai = false, bi = false;
-  if (as_number(a, da, ia, ai) && as_number(b, db, ib, bi))
-    return (ai && bi) ? ia == ib : da == db;
+  if (as_number(a, da, ia, ai) && as_number(b, db, ib, bi)) return (ai && bi) ? ia == ib : da == db;
   if (a.v.index() != b.v.index()) return false;
   if (a.is_undefined() || a.is_none()) return true;
   if (a.is_string()) return a.str() == b.str();
