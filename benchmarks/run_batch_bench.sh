@@ -9,7 +9,8 @@
 #   benchmarks/run_batch_bench.sh [relay] [batch_bench.py options, e.g. --rounds 3]
 #     the three-stage relay with adapters: baton batched, the same requests one after another,
 #     and llama.cpp's batched decoding through llama_batch_worker.py ("Many requests at once");
-#     writes build/dev/benchmarks/batch_bench.json and batch_bench.png
+#     writes build/dev/benchmarks/batch_bench.json and batch_bench.png; with --no-llama, baton
+#     batched beside baton sequential only
 # Builds the baton CLI (build/dev, Release), llama.cpp's tools from the pinned sources
 # (llama_cpp/build_llama_tools.sh, once) and the cached llama.cpp Python environment
 # (llama_cpp/pyenv.sh: minutes, once), and writes the models, GGUFs and adapters once into
@@ -24,7 +25,11 @@ build=${BATON_BENCH_BUILD:-$root/build/dev}
 jobs=${BATON_BENCH_JOBS:-2}
 [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBATON_ENABLE_CUDA=OFF
 cmake --build "$build" --target baton_cli --parallel "$jobs"
-python=$("$root/benchmarks/llama_cpp/pyenv.sh")
+if [[ " $* " == *" --no-llama "* ]]; then
+  python=$("$root/scripts/pyenv.sh")  # numpy is all batch_bench.py needs without llama.cpp
+else
+  python=$("$root/benchmarks/llama_cpp/pyenv.sh")
+fi
 work=${BATON_BENCH_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/baton/batch-bench}
 if [ "$workload" = base ]; then
   llama_bin=$("$root/benchmarks/llama_cpp/build_llama_tools.sh")

@@ -22,6 +22,7 @@
 #include <memory>
 #include <random>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "baton/baton.hpp"
@@ -175,4 +176,53 @@ TEST_CASE("scheduler: a request's own max_new on one stage; stage runs reported 
   zero.capped_stage = 1;
   EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(zero)), "a cap is >= 1");
   CHECK(sched.idle());
+}
+
+TEST_CASE("scheduler: decode rows go first; arrivals' prefills take what the budget leaves") {
+  // Requests past their prefill keep a token every step while later arrivals' long inputs go
+  // in beside them in chunks: each stage run's tokens come on consecutive steps, and every
+  // result still equals the request alone.
+  // Mutation check (2026-12-06): prefill chunks sized without the decode rows' reservation
+  // (prefill_room() returning max_tokens - tokens) -> stage runs skip steps, this fails.
+  World batched(4), alone(1);
+  const RelayOptions opt = relay_options();
+  RelayEngine<host> engine(alone.bases());
+  RelayScheduler<StageT> sched(batched.ptrs(), relay_options(),
+                               {.max_rows = 8, .max_tokens = 12, .max_queue = 64});
+  int step = 0;
+  std::map<std::tuple<Ticket, int, int>, std::vector<int>> token_steps;  // per stage run
+  const auto on_token = [&](Ticket t, int stage, int cycle, std::int32_t) {
+    token_steps[{t, stage, cycle}].push_back(step);
+  };
+  std::vector<std::vector<std::int32_t>> requests;
+  std::map<Ticket, std::size_t> which;
+  const auto submit = [&](std::vector<std::int32_t> r) {
+    requests.push_back(std::move(r));
+    which[sched.submit(requests.back(), on_token)] = requests.size() - 1;
+  };
+  for (int k = 0; k < 4; ++k) submit(ids(2, 40 + k));  // short: decoding within a few steps
+  int prefill_and_decode = 0;
+  while (step < 14 || !sched.idle()) {
+    if (step >= 1 && step <= 12) submit(ids(30, 60 + step));  // long: three chunks or more
+    const SchedulerStep s = sched.step();
+    CHECK(s.tokens <= 12);
+    if (s.prefill_rows > 0 && s.decode_rows > 0) ++prefill_and_decode;
+    REQUIRE(++step < 2000);
+  }
+  CHECK(prefill_and_decode > 10);  // the two really shared steps
+  for (const auto& [run, steps] : token_steps) {
+    const Ticket ticket = std::get<0>(run);  // (CAPTURE takes copies, not structured bindings)
+    const int stage = std::get<1>(run), cycle = std::get<2>(run);
+    CAPTURE(ticket);
+    CAPTURE(stage);
+    CAPTURE(cycle);
+    for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i] - steps[i - 1] == 1);
+  }
+  for (const auto& [ticket, index] : which) {
+    const std::size_t k = index;
+    CAPTURE(k);
+    const auto got = sched.take(ticket);
+    REQUIRE(got.has_value());
+    check_same(*got, engine.run(requests[k], opt));
+  }
 }

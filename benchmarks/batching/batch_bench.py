@@ -154,6 +154,10 @@ def main() -> int:
                     help="baton's opt-in bf16 products (AVX512-BF16), as llama.cpp multiplies bf16")
     ap.add_argument("--min-requests", type=int, default=16,
                     help="requests per run: max(this, parallelism)")
+    ap.add_argument("--no-llama", action="store_true",
+                    help="baton batched beside baton sequential only (no llama-cpp-python "
+                         "needed; the relay beside llama.cpp is the serving benchmark's, "
+                         "benchmarks/serve)")
     a = ap.parse_args()
     levels = [int(x) for x in a.parallel.split(",")]
     a.work.mkdir(parents=True, exist_ok=True)
@@ -182,7 +186,7 @@ def main() -> int:
             r, w = files(max(a.min_requests, n))
             # The three side by side, the first flipping with round and level: this machine's
             # speed drifts within minutes, so each ratio is taken between neighbouring runs.
-            order = ["sequential", "baton", "llama"]
+            order = ["sequential", "baton"] + ([] if a.no_llama else ["llama"])
             if (rnd + i) % 2:
                 order.reverse()
             for eng in order:
@@ -212,8 +216,10 @@ def main() -> int:
     for n in levels:
         rows = []
         for rnd in range(a.rounds):
-            b, l, sq = pick("baton-batched", n, rnd), pick("llama.cpp", n, rnd), \
-                pick("baton-sequential", n, rnd)
+            b, sq = pick("baton-batched", n, rnd), pick("baton-sequential", n, rnd)
+            nan = {"generated_tokens_per_s": float("nan"), "latency_ms_p50": float("nan"),
+                   "latency_ms_p99": float("nan")}
+            l = nan if a.no_llama else pick("llama.cpp", n, rnd)
             rows.append({"tps": b["generated_tokens_per_s"], "llama": l["generated_tokens_per_s"],
                          "seq": sq["generated_tokens_per_s"],
                          "p50": b["latency_ms_p50"], "p99": b["latency_ms_p99"],

@@ -51,9 +51,9 @@ namespace baton::host_quant {
 namespace detail {
 
 /// Weight i (0..31) of a block as the integer its scale multiplies.
-inline int weight_int(const BlockQ8_0& b, int i) { return b.qs[i]; }
-inline int weight_int(const BlockQ4_0& b, int i) {
-  return (i < 16 ? (b.qs[i] & 0x0f) : (b.qs[i - 16] >> 4)) - 8;
+template <class Blk>
+int weight_int(const Blk& b, int i) {
+  return block_traits<Blk>::weight(b, i);
 }
 
 inline void quantize_rows_portable(const float* x, int n, int in, int ldx,
@@ -324,13 +324,15 @@ inline void quantize_rows(host_simd::Isa isa, const float* x, int n, int in, int
 /// (`w.format`), x quantized by quantize_rows, y row t at y + t * ldy.
 inline void gemv_rows(host_simd::Isa isa, BlockView w, const QuantizedActivations& x, int n, int in,
                       int o0, int o1, float* y, int ldy, bool accumulate) {
-  if (w.format == BlockFormat::q8_0)
-    return detail::rows(isa, reinterpret_cast<const BlockQ8_0*>(w.data), x, n, in, o0, o1, y, ldy,
-                        accumulate);
-  BATON_CHECK(w.format == BlockFormat::q4_0, usage_error,
-              "host_quant::gemv_rows: f16 matrices take the float kernels");
-  detail::rows(isa, reinterpret_cast<const BlockQ4_0*>(w.data), x, n, in, o0, o1, y, ldy,
-               accumulate);
+  BATON_CHECK(w.format != BlockFormat::f16 && !is_grouped(w.format), usage_error,
+              "host_quant::gemv_rows: ", block_format_name(w.format),
+              " matrices take the float or grouped kernels");
+  visit_format(w.format, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (T::quantized)
+      detail::rows(isa, reinterpret_cast<const typename T::block*>(w.data), x, n, in, o0, o1, y,
+                   ldy, accumulate);
+  });
 }
 
 }  // namespace baton::host_quant

@@ -184,23 +184,22 @@ inline void gemm_groups(host_simd::Isa isa, BlockView w, const QuantizedActivati
   BATON_CHECK(is_grouped(w.format), usage_error,
               "host_quant::gemm_groups: a grouped matrix (q8_0x8 / q4_0x8), not ",
               block_format_name(w.format));
-  const bool q8 = w.format == BlockFormat::q8_0x8;
+  visit_format(w.format, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (T::quantized) {
+      using Blk = typename T::block;
 #if BATON_HOST_SIMD_X86
-  if (isa == host_simd::Isa::avx512 || isa == host_simd::Isa::avx2) {
-    const bool vnni = isa == host_simd::Isa::avx512 && host_simd::cpu_supports_vnni();
-    const auto run = [&]<class Blk>() {
-      if (vnni)
-        return detail::groups_simd<Blk, true>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
-      detail::groups_simd<Blk, false>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
-    };
-    return q8 ? run.template operator()<BlockQ8_0>() : run.template operator()<BlockQ4_0>();
-  }
+      if (isa == host_simd::Isa::avx512 || isa == host_simd::Isa::avx2) {
+        if (isa == host_simd::Isa::avx512 && host_simd::cpu_supports_vnni())
+          return detail::groups_simd<Blk, true>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
+        return detail::groups_simd<Blk, false>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
+      }
 #endif
-  BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_quant: kernels ",
-              host_simd::isa_name(isa), " were not compiled for this platform");
-  if (q8)
-    return detail::groups_portable<BlockQ8_0>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
-  detail::groups_portable<BlockQ4_0>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
+      BATON_CHECK(isa == host_simd::Isa::portable, usage_error, "host_quant: kernels ",
+                  host_simd::isa_name(isa), " were not compiled for this platform");
+      detail::groups_portable<Blk>(w.data, x, t0, t1, in, g0, g1, y, ldy, accumulate);
+    }
+  });
 }
 
 }  // namespace baton::host_quant

@@ -67,35 +67,89 @@ enum class BlockFormat : std::uint8_t { f16, q8_0, q4_0, q8_0x8, q4_0x8 };
 /// Rows per group of the grouped formats.
 inline constexpr int kGroupRows = 8;
 
+/// 32 f16 weights: what an f16 fallback matrix holds where a block format holds one block.
+struct BlockF16 {
+  f16 v[kQuantBlock];
+};
+
+/// A weight format's facts, stated once: its 32-weight block, its name, its grouped layout and
+/// how a weight is read. Every size, decode and dispatch of a matrix goes through them
+/// (visit_format below), so a format is added here and in visit_format's switch — which has no
+/// default, so a format left out of it is a -Wswitch warning (an error in CI) rather than a
+/// matrix sized as another format's.
+template <BlockFormat F>
+struct FormatTraits;
+
+template <>
+struct FormatTraits<BlockFormat::q8_0> {
+  using block = BlockQ8_0;
+  static constexpr BlockFormat format = BlockFormat::q8_0, grouped = BlockFormat::q8_0x8;
+  static constexpr bool quantized = true;
+  static constexpr std::string_view name = "q8_0";
+  /// Weight i (0..31) as the integer the block's scale multiplies.
+  BATON_HD static int weight(const block& b, int i) { return b.qs[i]; }
+};
+
+template <>
+struct FormatTraits<BlockFormat::q4_0> {
+  using block = BlockQ4_0;
+  static constexpr BlockFormat format = BlockFormat::q4_0, grouped = BlockFormat::q4_0x8;
+  static constexpr bool quantized = true;
+  static constexpr std::string_view name = "q4_0";
+  /// Weight i (0..31): byte j holds weight j in its low nibble and j + 16 in its high one.
+  BATON_HD static int weight(const block& b, int i) {
+    return (i < 16 ? (b.qs[i] & 0x0f) : (b.qs[i - 16] >> 4)) - 8;
+  }
+};
+
+template <>
+struct FormatTraits<BlockFormat::f16> {
+  using block = BlockF16;
+  static constexpr BlockFormat format = BlockFormat::f16, grouped = BlockFormat::f16;
+  static constexpr bool quantized = false;
+  static constexpr std::string_view name = "f16";
+};
+
+/// Calls fn(FormatTraits<K>{}) with K the block kind of f (q8_0 for q8_0 and q8_0x8, q4_0 for
+/// q4_0 and q4_0x8, f16 for f16) and returns what it returns: the one dispatch on a matrix's
+/// format.
+template <class Fn>
+BATON_HD constexpr decltype(auto) visit_format(BlockFormat f, Fn&& fn) {
+  switch (f) {
+    case BlockFormat::q8_0:
+    case BlockFormat::q8_0x8:
+      return fn(FormatTraits<BlockFormat::q8_0>{});
+    case BlockFormat::q4_0:
+    case BlockFormat::q4_0x8:
+      return fn(FormatTraits<BlockFormat::q4_0>{});
+    case BlockFormat::f16:
+      break;
+  }
+  return fn(FormatTraits<BlockFormat::f16>{});
+}
+
+/// The traits of a block type.
+template <class Blk>
+using block_traits = FormatTraits<std::is_same_v<Blk, BlockQ8_0>   ? BlockFormat::q8_0
+                                  : std::is_same_v<Blk, BlockQ4_0> ? BlockFormat::q4_0
+                                                                   : BlockFormat::f16>;
+
 BATON_HD constexpr bool is_grouped(BlockFormat f) {
   return f == BlockFormat::q8_0x8 || f == BlockFormat::q4_0x8;
 }
 /// The blocks a format holds: q8_0 for q8_0 and q8_0x8, q4_0 for q4_0 and q4_0x8, else f16.
 BATON_HD constexpr BlockFormat block_kind(BlockFormat f) {
-  return f == BlockFormat::q8_0x8   ? BlockFormat::q8_0
-         : f == BlockFormat::q4_0x8 ? BlockFormat::q4_0
-                                    : f;
+  return visit_format(f, [](auto t) { return decltype(t)::format; });
 }
 
 constexpr std::string_view block_format_name(BlockFormat f) {
-  switch (f) {
-    case BlockFormat::q8_0:
-      return "q8_0";
-    case BlockFormat::q4_0:
-      return "q4_0";
-    case BlockFormat::q8_0x8:
-      return "q8_0x8";
-    case BlockFormat::q4_0x8:
-      return "q4_0x8";
-    case BlockFormat::f16:
-      break;
-  }
-  return "f16";
+  if (is_grouped(f)) return f == BlockFormat::q8_0x8 ? "q8_0x8" : "q4_0x8";
+  return visit_format(f, [](auto t) { return decltype(t)::name; });
 }
 
-/// Bytes one block of format f takes (f a block format, grouped or not).
+/// Bytes one block of format f takes (32 weights: an f16 matrix's are 64 bytes).
 BATON_HD constexpr std::size_t block_bytes(BlockFormat f) {
-  return block_kind(f) == BlockFormat::q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+  return visit_format(f, [](auto t) { return sizeof(typename decltype(t)::block); });
 }
 
 /// Bytes of one row of `cols` weights in format f (cols a multiple of 32 for the block formats;
@@ -199,10 +253,9 @@ BATON_HD inline void quantize_activations(const float* x, float& d, std::int8_t*
 }
 
 /// Weight i (0..31) of a block, in f32.
-BATON_HD inline float dequantize(const BlockQ8_0& b, int i) { return widen(b.d) * b.qs[i]; }
-BATON_HD inline float dequantize(const BlockQ4_0& b, int i) {
-  const int q = i < 16 ? (b.qs[i] & 0x0f) : (b.qs[i - 16] >> 4);
-  return widen(b.d) * static_cast<float>(q - 8);
+template <class Blk>
+BATON_HD float dequantize(const Blk& b, int i) {
+  return widen(b.d) * static_cast<float>(block_traits<Blk>::weight(b, i));
 }
 
 /// The grouped layout (`q8_0x8`, `q4_0x8`), for a matrix whose rows are a multiple of 8: rows
@@ -245,34 +298,31 @@ BATON_HD Blk block_at(BlockView w, std::size_t row, std::size_t b, std::size_t c
 /// Element (row, col) of a matrix of `cols` columns held in `w`'s format.
 BATON_HD inline float block_element(BlockView w, std::size_t row, std::size_t col,
                                     std::size_t cols) {
-  const auto i = static_cast<int>(col % kQuantBlock);
-  switch (block_kind(w.format)) {
-    case BlockFormat::q8_0:
-      return dequantize(block_at<BlockQ8_0>(w, row, col / kQuantBlock, cols), i);
-    case BlockFormat::q4_0:
-      return dequantize(block_at<BlockQ4_0>(w, row, col / kQuantBlock, cols), i);
-    default:
-      break;
-  }
-  return widen(reinterpret_cast<const f16*>(w.data + row * block_row_bytes(w.format, cols))[col]);
+  return visit_format(w.format, [&](auto t) -> float {
+    using T = decltype(t);
+    if constexpr (T::quantized) {
+      return dequantize(block_at<typename T::block>(w, row, col / kQuantBlock, cols),
+                        static_cast<int>(col % kQuantBlock));
+    } else {
+      return widen(
+          reinterpret_cast<const f16*>(w.data + row * block_row_bytes(w.format, cols))[col]);
+    }
+  });
 }
 
 /// One row of the matrix widened into dst[0, cols) (each block gathered once).
 BATON_HD inline void dequantize_row(BlockView w, std::size_t row, std::size_t cols, float* dst) {
-  if (w.format == BlockFormat::f16) {
-    for (std::size_t c = 0; c < cols; ++c) dst[c] = block_element(w, row, c, cols);
-    return;
-  }
-  for (std::size_t b = 0; b < cols / kQuantBlock; ++b) {
-    float* out = dst + b * kQuantBlock;
-    if (block_kind(w.format) == BlockFormat::q8_0) {
-      const BlockQ8_0 blk = block_at<BlockQ8_0>(w, row, b, cols);
-      for (int i = 0; i < kQuantBlock; ++i) out[i] = dequantize(blk, i);
+  visit_format(w.format, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (T::quantized) {
+      for (std::size_t b = 0; b < cols / kQuantBlock; ++b) {
+        const auto blk = block_at<typename T::block>(w, row, b, cols);
+        for (int i = 0; i < kQuantBlock; ++i) dst[b * kQuantBlock + i] = dequantize(blk, i);
+      }
     } else {
-      const BlockQ4_0 blk = block_at<BlockQ4_0>(w, row, b, cols);
-      for (int i = 0; i < kQuantBlock; ++i) out[i] = dequantize(blk, i);
+      for (std::size_t c = 0; c < cols; ++c) dst[c] = block_element(w, row, c, cols);
     }
-  }
+  });
 }
 
 /// Quantizes one row of `cols` weights (a multiple of 32, or any width for f16) into `dst`
@@ -314,7 +364,7 @@ inline BlockFormat group_block_rows(BlockFormat f, std::size_t rows, std::size_t
       for (std::size_t j = 0; j < q; ++j) gb[16 + 32 * (j / 4) + 4 * lane + j % 4] = src[2 + j];
     }
   bytes.swap(out);
-  return f == BlockFormat::q8_0 ? BlockFormat::q8_0x8 : BlockFormat::q4_0x8;
+  return visit_format(f, [](auto t) { return decltype(t)::grouped; });
 }
 
 }  // namespace baton

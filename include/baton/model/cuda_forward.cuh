@@ -32,6 +32,7 @@
 #include "baton/model/forward.hpp"
 #include "baton/model/grid_batch_ops.hpp"
 #include "baton/model/grid_ops.hpp"
+#include "baton/model/phased_exec_ops.hpp"
 
 namespace baton {
 
@@ -55,11 +56,14 @@ inline std::vector<float> download_logits(const CudaLogits& l) {
   return out;
 }
 
-/// Runs phased kernels and products on the GPU for GridForwardOps.
-class CudaExec {
+/// Runs phased kernels and products on the GPU for GridForwardOps and GridBatchOps.
+class CudaExec : public PhasedExecOps<CudaExec> {
  public:
   using backend = cuda;
   explicit CudaExec(Workspace<cuda>& ws) : ws_(ws), ctx_(ws.extras.context()) {}
+
+  /// The workspace's scratch (PhasedExecOps' intermediates).
+  auto& scratch() { return ws_.extras.scratch(); }
 
   template <grid::PhasedKernel K>
   void launch(const grid::LaunchConfig& cfg, const typename K::Args& args) {

@@ -184,9 +184,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   exec.replay(remaining - 1, [&] {
     Ops ops(model, ws, slice, cache, target, InputsOnDevice{});
     ops.set_adapted_from(start.adapter_from == kAdapterNever ? 1 : 0);  // checked above
-    ops.embed();
-    for (int layer = 0; layer < c.num_layers; ++layer)
-      Model::family::layer(ops, model.layer(layer), layer);
+    run_layers(ops, model);
     (void)ops.head();
     launch_decode_step<Chain>(exec, part, step);
   });

@@ -21,6 +21,18 @@
 
 namespace baton {
 
+/// The forward: the embedding of the tokens, then the family's layer schedule for each layer in
+/// order, over any backend's forward operations for one row or many (model/token_ops.hpp). Every
+/// forward runs through here: forward() and forward_batch() on every backend, a chunked pass on
+/// the GPU and the host grid (GridForwardOps::run_passes), the device loop's step
+/// (model/device_loop.hpp). The caller adds the head when it wants logits.
+template <class Ops, class Model>
+void run_layers(Ops& ops, const Model& model) {
+  ops.embed();
+  for (int layer = 0; layer < model.config().num_layers; ++layer)
+    Model::family::layer(ops, model.layer(layer), layer);
+}
+
 /// How many rows of logits a forward produces.
 enum class Logits {
   none,  ///< skip the head (pre-warming a prefix)
@@ -83,8 +95,7 @@ auto forward(const BaseModel<B, S, F>& model, Workspace<B>& ws, const LoraSlice<
     return out;
   } else {
     Ops ops(model, ws, slice, cache, target, expected_pos, tokens, rows, adapter_from);
-    ops.embed();
-    for (int layer = 0; layer < c.num_layers; ++layer) F::layer(ops, model.layer(layer), layer);
+    run_layers(ops, model);
     cache.commit(target, n);
     if (mode == Logits::none) return typename BackendOps<B>::logits_view{};
     return ops.head();

@@ -88,9 +88,7 @@ auto forward_batch(const BaseModel<B, S, F>& model, Workspace<B>& ws,
     }
   }
   Ops ops(model, ws, rows);
-  ops.embed();
-  const ModelConfig& c = model.config();
-  for (int layer = 0; layer < c.num_layers; ++layer) F::layer(ops, model.layer(layer), layer);
+  run_layers(ops, model);
   for (const auto& r : rows) r.cache->commit(r.target, static_cast<int>(r.tokens.size()));
   return ops.head();
 }

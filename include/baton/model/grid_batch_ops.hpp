@@ -23,15 +23,15 @@
 
 #include "baton/model/batch_row.hpp"
 #include "baton/model/grid_ops.hpp"
-#include "baton/model/grid_token_ops.hpp"
+#include "baton/model/token_ops.hpp"
 
 namespace baton {
 
 template <class Model, class Slice, class Cache, class Exec>
-class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>, Model, Exec,
-                                         Cache::layout::head_dim> {
+class GridBatchOps : public TokenOps<GridBatchOps<Model, Slice, Cache, Exec>, Model, Exec,
+                                     Cache::layout::head_dim> {
   using Base =
-      GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>, Model, Exec, Cache::layout::head_dim>;
+      TokenOps<GridBatchOps<Model, Slice, Cache, Exec>, Model, Exec, Cache::layout::head_dim>;
   friend Base;  // it adds each run of rows' LoRA update after each product (lora)
   using B = typename Exec::backend;
   using S = typename Model::storage;
@@ -125,8 +125,8 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
     int k = 0;
     for_each_row([&](std::size_t, const row_type& r, int first, int n) {
       if (!r.logits) return;
-      grid_norm_rows(exec_, scratch(), c_, raw(ws_.x) + at(first + n - 1, H),
-                     raw(ws_.xn) + at(k, H), 1, raw(model_.final_norm()));
+      exec_.norm_rows(c_, raw(ws_.x) + at(first + n - 1, H), raw(ws_.xn) + at(k, H), 1,
+                      raw(model_.final_norm()));
       ++k;
     });
     if (k > 0)
@@ -158,7 +158,7 @@ class GridBatchOps : public GridTokenOps<GridBatchOps<Model, Slice, Cache, Exec>
   void lora(int layer, LoraTarget t, const float* x, int ldx, float* y, int ldy) {
     for_each_lora_run(rows_, [&](const Slice& slice, int first, int n) {
       if (const auto* m = slice.module(layer, t))
-        grid_lora(exec_, scratch(), *m, x + at(first, ldx), ldx, y + at(first, ldy), ldy, n);
+        exec_.lora(*m, x + at(first, ldx), ldx, y + at(first, ldy), ldy, n);
     });
   }
 

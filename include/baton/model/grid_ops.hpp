@@ -39,7 +39,8 @@
 #include "baton/kernels/phased/rope_append.hpp"
 #include "baton/kv/kv_view.hpp"
 #include "baton/lora/activation.hpp"
-#include "baton/model/grid_token_ops.hpp"
+#include "baton/model/forward.hpp"
+#include "baton/model/token_ops.hpp"
 #include "baton/model/workspace.hpp"
 
 namespace baton {
@@ -128,10 +129,10 @@ struct GridScratchSizes {
 };
 
 template <class Model, class Slice, class Cache, class Exec>
-class GridForwardOps : public GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec,
-                                           Cache::layout::head_dim> {
+class GridForwardOps : public TokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec,
+                                       Cache::layout::head_dim> {
   using Base =
-      GridTokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec, Cache::layout::head_dim>;
+      TokenOps<GridForwardOps<Model, Slice, Cache, Exec>, Model, Exec, Cache::layout::head_dim>;
   friend Base;  // it adds this pass's LoRA update after each product (lora)
   using B = typename Exec::backend;
   using S = typename Model::storage;
@@ -254,9 +255,7 @@ class GridForwardOps : public GridTokenOps<GridForwardOps<Model, Slice, Cache, E
       const int pass_rows = rows == n ? m : (last ? rows : 0);
       const auto run = [&](GridForwardOps& ops) {
         ops.set_adapted_from(adapted_from_token(first_pos + off, m, adapter_from));
-        ops.embed();
-        for (int layer = 0; layer < c.num_layers; ++layer)
-          Model::family::layer(ops, model.layer(layer), layer);
+        run_layers(ops, model);
         if (pass_rows > 0) (void)ops.head();
       };
       if (ids.empty()) {
@@ -344,7 +343,7 @@ class GridForwardOps : public GridTokenOps<GridForwardOps<Model, Slice, Cache, E
         splits_(split_.splits) {}
 
   void norm_rows(const float* x, float* y, int rows, const float* w) {
-    grid_norm_rows(exec_, s_, c_, x, y, rows, w);
+    exec_.norm_rows(c_, x, y, rows, w);
   }
 
   /// Adds the slice's update for (layer, target) to output columns [0, out) of y, on the
@@ -353,7 +352,7 @@ class GridForwardOps : public GridTokenOps<GridForwardOps<Model, Slice, Cache, E
     const auto* m = slice_.module(layer, t);
     if (m == nullptr || adapted_from_ >= n_) return;
     const std::size_t k = static_cast<std::size_t>(adapted_from_);
-    grid_lora(exec_, s_, *m, x + k * ldx, ldx, y + k * ldy, ldy, n_ - adapted_from_);
+    exec_.lora(*m, x + k * ldx, ldx, y + k * ldy, ldy, n_ - adapted_from_);
   }
 
   std::remove_reference_t<decltype(std::declval<Workspace<B>&>().extras.scratch())>& s_;

@@ -21,14 +21,18 @@
 #include "baton/model/forward.hpp"
 #include "baton/model/grid_batch_ops.hpp"
 #include "baton/model/grid_ops.hpp"
+#include "baton/model/phased_exec_ops.hpp"
 
 namespace baton {
 
-/// Runs phased kernels on the host grid for GridForwardOps.
-class HostGridExec {
+/// Runs phased kernels on the host grid for GridForwardOps and GridBatchOps.
+class HostGridExec : public PhasedExecOps<HostGridExec> {
  public:
   using backend = host_grid;
-  explicit HostGridExec(Workspace<host_grid>& ws) : ctx_(ws.extras.context()) {}
+  explicit HostGridExec(Workspace<host_grid>& ws) : ws_(ws), ctx_(ws.extras.context()) {}
+
+  /// The workspace's scratch (PhasedExecOps' intermediates).
+  auto& scratch() { return ws_.extras.scratch(); }
 
   template <grid::PhasedKernel K>
   void launch(const grid::LaunchConfig& cfg, const typename K::Args& args) {
@@ -99,6 +103,7 @@ class HostGridExec {
   static constexpr bool widens_16bit_products = false;
 
  private:
+  Workspace<host_grid>& ws_;
   HostGridContext& ctx_;
   const kernels::ForwardDesc* idle_ = nullptr;
 };

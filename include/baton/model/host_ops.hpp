@@ -1,13 +1,15 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief The host backend's forward operations: OpenMP loops over the shared BATON_HD math
-///        (kernels/, kv/append.hpp) and OpenBLAS products (backend/host_matmul.hpp).
+/// @brief The host backend's forward operations: the row-wise parts (embedding, RoPE with the
+///        cache append, attention, head, which adapter applies where) over the rows of one
+///        forward; the token-wise parts are TokenOps' (model/token_ops.hpp) on HostExec.
 ///
-/// One HostForwardOps lives for one forward call: it binds the model, workspace, slice, cache
-/// and the span of tokens, and each operation covers all n tokens at once. Token-parallel loops
-/// fork only when there is enough work (host_ops::kParallelMinWork), on the HostContext the
-/// workspace is bound to (`ws.extras.bind(ctx)`), or on OpenMP when it is bound to none.
+/// One HostForwardOps lives for one forward call: it binds the model, workspace and rows (one
+/// row is a batch of one: the same operations, the same arithmetic), and each operation covers
+/// all their tokens at once. Token-parallel loops fork only when there is enough work
+/// (host_ops::kParallelMinWork), on the HostContext the workspace is bound to
+/// (`ws.extras.bind(ctx)`), or on OpenMP when it is bound to none.
 #pragma once
 
 #include <cmath>
@@ -18,11 +20,9 @@
 
 #include "baton/backend/host.hpp"
 #include "baton/backend/host_attention.hpp"
-#include "baton/backend/host_matmul.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/io/lora_target.hpp"
-#include "baton/kernels/activation.hpp"
 #include "baton/kernels/argmax.hpp"
 #include "baton/kernels/attention.hpp"
 #include "baton/kernels/norm.hpp"
@@ -30,6 +30,8 @@
 #include "baton/kv/append.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/batch_row.hpp"
+#include "baton/model/host_exec.hpp"
+#include "baton/model/token_ops.hpp"
 #include "baton/model/workspace.hpp"
 
 namespace baton {
@@ -43,12 +45,19 @@ namespace baton {
 /// per run of consecutive rows with the same adapter, so a caller that orders its rows by
 /// adapter reads each adapter once (model/forward_batch.hpp).
 template <class Model, class Slice, class Cache>
-class HostForwardOps {
+class HostForwardOps : public TokenOps<HostForwardOps<Model, Slice, Cache>, Model, HostExec,
+                                       Cache::layout::head_dim> {
+  using Base =
+      TokenOps<HostForwardOps<Model, Slice, Cache>, Model, HostExec, Cache::layout::head_dim>;
+  friend Base;  // it adds the rows' LoRA updates after each product (lora)
   using S = typename Model::storage;
-  using Matrix = typename Model::matrix;
   using L = typename Cache::layout;
-  template <class T>
-  using buffer = host::buffer<T>;
+  using Base::c_;
+  using Base::exec_;
+  using Base::model_;
+  using Base::n_;
+  using Base::qkv_width;
+  using Base::ws_;
 
  public:
   using row_type = BatchRow<Slice, Cache>;
@@ -87,44 +96,6 @@ class HostForwardOps {
         }
       });
     }
-  }
-
-  void norm(const buffer<float>& weight) {
-    const int H = c_.hidden_size;
-    const float eps = static_cast<float>(c_.rms_norm_eps);
-    const float* x = ws_.x.data();
-    float* xn = ws_.xn.data();
-    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
-      kernels::rmsnorm_row(x + t * H, weight.data(), xn + t * H, H, eps);
-    });
-  }
-
-  void qkv(const Matrix& wqkv, const buffer<float>& bqkv, int layer) {
-    const int H = c_.hidden_size, qd = c_.q_dim(), kvd = c_.kv_dim(), w = qkv_width();
-    const float* xn = ws_.xn.data();
-    float* qkv = ws_.qkv.data();
-    product(xn, n_, H, H, wqkv, w, qkv, w, false);
-    if (!bqkv.empty()) {
-      for (int t = 0; t < n_; ++t)
-        for (int j = 0; j < w; ++j) qkv[t * w + j] += bqkv[j];
-    }
-    lora(layer, LoraTarget::q, xn, H, qkv, w);
-    lora(layer, LoraTarget::k, xn, H, qkv + qd, w);
-    lora(layer, LoraTarget::v, xn, H, qkv + qd + kvd, w);
-  }
-
-  void head_norm(const buffer<float>& q_weight, const buffer<float>& k_weight) {
-    const int D = c_.head_dim, nq = c_.num_heads, nkv = c_.num_kv_heads, w = qkv_width();
-    const float eps = static_cast<float>(c_.rms_norm_eps);
-    float* qkv = ws_.qkv.data();
-    host_ops::parallel_for(ctx_, n_, par_tokens_, [&](long t) {
-      float* row = qkv + static_cast<std::size_t>(t) * w;
-      // q heads then k heads are contiguous at the start of the row; normed in place.
-      for (int h = 0; h < nq; ++h)
-        kernels::rmsnorm_row(row + h * D, q_weight.data(), row + h * D, D, eps);
-      for (int h = nq; h < nq + nkv; ++h)
-        kernels::rmsnorm_row(row + h * D, k_weight.data(), row + h * D, D, eps);
-    });
   }
 
   void rope_append(int layer) {
@@ -170,42 +141,6 @@ class HostForwardOps {
     }
   }
 
-  void output_projection(const Matrix& wo, int layer) {
-    const int H = c_.hidden_size, qd = c_.q_dim();
-    const float* attn = ws_.attn.data();
-    float* x = ws_.x.data();
-    product(attn, n_, qd, qd, wo, H, x, H, true);
-    lora(layer, LoraTarget::o, attn, qd, x, H);
-  }
-
-  void gate_up(const Matrix& wgate_up, int layer) {
-    const int H = c_.hidden_size, F = c_.intermediate_size;
-    const float* xn = ws_.xn.data();
-    float* gu = ws_.gate_up.data();
-    product(xn, n_, H, H, wgate_up, 2 * F, gu, 2 * F, false);
-    lora(layer, LoraTarget::gate, xn, H, gu, 2 * F);
-    lora(layer, LoraTarget::up, xn, H, gu + F, 2 * F);
-  }
-
-  void swiglu() {
-    const int F = c_.intermediate_size;
-    const float* gu = ws_.gate_up.data();
-    float* act = ws_.act.data();
-    host_ops::parallel_for(
-        ctx_, n_, static_cast<long>(n_) * F >= host_ops::kParallelMinWork, [&](long t) {
-          for (int i = 0; i < F; ++i)
-            act[t * F + i] = kernels::swiglu(gu[t * 2 * F + i], gu[t * 2 * F + F + i]);
-        });
-  }
-
-  void down_projection(const Matrix& wdown, int layer) {
-    const int H = c_.hidden_size, F = c_.intermediate_size;
-    const float* act = ws_.act.data();
-    float* x = ws_.x.data();
-    product(act, n_, F, F, wdown, H, x, H, true);
-    lora(layer, LoraTarget::down, act, F, x, H);
-  }
-
   /// Final norm and head: one row: its last `logit_rows` tokens; a batch: the last token of
   /// every row that asks for logits, in row order.
   std::span<const float> head() {
@@ -217,7 +152,7 @@ class HostForwardOps {
       kernels::rmsnorm_row(x + static_cast<long>(logit_token(static_cast<int>(r))) * H,
                            model_.final_norm().data(), xn + r * H, H, eps);
     });
-    product(xn, rows_, H, H, model_.head(), V, ws_.logits.data(), V, false);
+    exec_.matmul(xn, rows_, H, H, weights(model_.head()), V, nullptr, ws_.logits.data(), V, false);
     return std::span<const float>(ws_.logits.data(), static_cast<std::size_t>(rows_) * V);
   }
 
@@ -231,7 +166,7 @@ class HostForwardOps {
   /// `single_rows` >= 0: one row whose last `single_rows` tokens give logits; -1: a batch.
   HostForwardOps(const Model& model, Workspace<host>& ws, std::span<const row_type> rows,
                  int single_rows, row_type single)
-      : model_(model), c_(model.config()), ws_(ws), single_(single), ctx_(ws.extras.context) {
+      : Base(model, ws, 0), single_(single), ctx_(ws.extras.context) {
     all_rows_ = single_rows >= 0 ? std::span<const row_type>(&single_, 1) : rows;
     if (single_rows >= 0) {  // no allocation: a decode step allocates nothing
       n_ = static_cast<int>(single_.tokens.size());
@@ -253,18 +188,6 @@ class HostForwardOps {
     par_tokens_ = static_cast<long>(n_) * c_.hidden_size >= host_ops::kParallelMinWork;
   }
 
-  int qkv_width() const { return c_.q_dim() + 2 * c_.kv_dim(); }
-
-  /// y[n, out] (= or +=) x[n, in] · W^T with the base model's matrix in its storage.
-  void product(const float* x, int n, int in, int ldx, const Matrix& w, int out, float* y, int ldy,
-               bool accumulate) {
-    if constexpr (BlockStorage<S>) {
-      host_ops::matmul_nt(x, n, in, ldx, weights(w), out, y, ldy, accumulate, ctx_,
-                          ws_.quant_scratch);
-    } else {
-      host_ops::matmul_nt(x, n, in, ldx, w.data(), out, y, ldy, accumulate, ctx_);
-    }
-  }
   /// The token whose hidden state gives logits row `r`.
   int logit_token(int r) const { return logit_rows_.empty() ? single_first_ + r : logit_rows_[r]; }
 
@@ -274,15 +197,11 @@ class HostForwardOps {
     for_each_lora_run(all_rows_, [&](const Slice& slice, int first, int n) {
       if (const auto* m = slice.module(layer, t)) {
         const std::size_t off = static_cast<std::size_t>(first);
-        host_ops::lora_update(x + off * ldx, n, m->in, ldx, m->a.data(), m->b.data(), m->rank,
-                              m->out, m->scale, y + off * ldy, ldy, ws_.lora_scratch, ctx_);
+        exec_.lora(*m, x + off * ldx, ldx, y + off * ldy, ldy, n);
       }
     });
   }
 
-  const Model& model_;
-  const ModelConfig& c_;
-  Workspace<host>& ws_;
   row_type single_;                     ///< the one row of a single forward
   std::span<const row_type> all_rows_;  ///< single_, or the batch's rows
   Span single_span_{};
@@ -290,7 +209,6 @@ class HostForwardOps {
   std::span<const Span> spans_;  ///< single_span_ or batch_spans_
   std::vector<int> logit_rows_;  ///< a batch: the last token of each row that asks for logits
   int single_first_ = 0;         ///< one row: its first token with logits
-  int n_ = 0;                    ///< tokens of all rows
   int rows_ = 0;                 ///< rows of logits
   bool par_tokens_ = false;
   HostContext* ctx_;  ///< the loops' thread pool and kernels; null: OpenMP

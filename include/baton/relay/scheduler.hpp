@@ -200,12 +200,25 @@ class RelayScheduler final : public BatchedRelay {
     std::vector<Request*> in_batch;
     rows_.clear();
     int tokens = 0;
+    // Decode rows are planned first: every request past its prefill keeps its row and its
+    // tokens in this step (reserved here, released as its row is placed), and prefill chunks —
+    // the shared sequence's and the stages' — take what the budget leaves. A new arrival then
+    // neither waits for others' whole prefills (its chunks go in beside them) nor stalls their
+    // decode (docs/batching.md, "Who runs in a step").
+    Reserve decode = reserve_decode_rows();
+    const auto prefill_room = [&] {
+      return static_cast<int>(rows_.size()) + decode.rows >= opt_.max_rows
+                 ? 0
+                 : opt_.max_tokens - tokens - decode.tokens;
+    };
     for (Request* r : order_) {
       if (r->done || r->shared_slot < 0 || r->shared_in >= r->shared_input.size()) continue;
       if (static_cast<int>(rows_.size()) >= opt_.max_rows) break;
       const std::size_t left = r->shared_input.size() - r->shared_in;
-      const int chunk = static_cast<int>(
-          std::min<std::size_t>(left, static_cast<std::size_t>(opt_.max_tokens - tokens)));
+      const int room = prefill_room();
+      if (room <= 0) break;
+      const int chunk =
+          static_cast<int>(std::min<std::size_t>(left, static_cast<std::size_t>(room)));
       if (chunk <= 0) continue;
       const KvTarget t = KvTarget::in_slot(r->shared_slot);
       const Row row{&shared_->base_slice(),
@@ -229,7 +242,7 @@ class RelayScheduler final : public BatchedRelay {
         if (static_cast<int>(rows_.size()) >= opt_.max_rows) break;
         if (r->prefilled < static_cast<int>(r->input.size())) {
           const int left = static_cast<int>(r->input.size()) - r->prefilled;
-          const int chunk = std::min(left, opt_.max_tokens - tokens);
+          const int chunk = std::min(left, prefill_room());
           if (chunk <= 0) continue;
           add_row(r,
                   std::span<const std::int32_t>(r->input).subspan(
@@ -241,6 +254,7 @@ class RelayScheduler final : public BatchedRelay {
           ++did.prefill_rows;
         } else {
           auto& dec = r->session->decoder();
+          decode.release(dec.state().pending);
           // A row longer than the budget (tokens supplied by step-skip) runs alone.
           if (tokens > 0 && tokens + dec.state().pending > opt_.max_tokens) continue;
           if (!guard(r, [&] { r->needs_forward = dec.begin_step(); })) continue;
@@ -317,6 +331,28 @@ class RelayScheduler final : public BatchedRelay {
     clock::time_point stage_t0;
     StageRun run;
   };
+
+  /// Rows and tokens held back for decode rows while a step's prefill chunks are placed.
+  struct Reserve {
+    int rows = 0, tokens = 0;
+    void release(int pending) {
+      rows = rows > 0 ? rows - 1 : 0;
+      tokens = tokens > pending ? tokens - pending : 0;
+    }
+  };
+
+  /// What this step's decode rows will take: a row and its pending tokens for each request
+  /// past its prefill (up to max_rows of them).
+  Reserve reserve_decode_rows() {
+    Reserve res;
+    for (Request* r : order_) {
+      if (r->done || !r->session || r->prefilled < static_cast<int>(r->input.size())) continue;
+      if (res.rows == opt_.max_rows) break;
+      ++res.rows;
+      res.tokens += r->session->decoder().state().pending;
+    }
+    return res;
+  }
 
   /// Gives each waiting request (in arrival order) a free slot of its next stage and its
   /// input; a request whose input cannot fit the stage fails here, alone.

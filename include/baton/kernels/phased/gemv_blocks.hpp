@@ -26,17 +26,11 @@
 namespace baton::kernels {
 
 /// One block's 32 weights times x[0, 32).
-BATON_HD inline float block_dot(BlockFormat f, const std::uint8_t* row, int b, const float* x) {
+template <class Blk>
+BATON_HD float block_dot(const Blk& q, const float* x) {
   float s = 0.0f;
-  if (f == BlockFormat::q8_0) {
-    const BlockQ8_0& q = reinterpret_cast<const BlockQ8_0*>(row)[b];
-    for (int i = 0; i < kQuantBlock; ++i) s += static_cast<float>(q.qs[i]) * x[i];
-    return widen(q.d) * s;
-  }
-  const BlockQ4_0& q = reinterpret_cast<const BlockQ4_0*>(row)[b];
-  for (int i = 0; i < kQuantBlock / 2; ++i)
-    s += static_cast<float>((q.qs[i] & 0x0f) - 8) * x[i] +
-         static_cast<float>((q.qs[i] >> 4) - 8) * x[i + 16];
+  for (int i = 0; i < kQuantBlock; ++i)
+    s += static_cast<float>(block_traits<Blk>::weight(q, i)) * x[i];
   return widen(q.d) * s;
 }
 
@@ -80,8 +74,14 @@ struct GemvBlocksKernel {
         const std::size_t cols = static_cast<std::size_t>(a.cols);
         const std::uint8_t* r =
             a.w.data + static_cast<std::size_t>(row) * block_row_bytes(a.w.format, cols);
-        for (int b = lane; b < a.cols / kQuantBlock; b += static_cast<int>(grid::kWarpSize))
-          s += block_dot(a.w.format, r, b, a.x + static_cast<std::size_t>(b) * kQuantBlock);
+        visit_format(a.w.format, [&](auto t) {
+          using T = decltype(t);
+          if constexpr (T::quantized) {  // (f16 matrices take GemvKernel<f16>)
+            const auto* blocks = reinterpret_cast<const typename T::block*>(r);
+            for (int b = lane; b < a.cols / kQuantBlock; b += static_cast<int>(grid::kWarpSize))
+              s += block_dot(blocks[b], a.x + static_cast<std::size_t>(b) * kQuantBlock);
+          }
+        });
       }
       grid::warp_sum(at, sh.sums, s);  // every lane takes part, also past the last row
     } else if (lane == 0 && row < a.rows) {
