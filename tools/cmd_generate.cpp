@@ -11,7 +11,8 @@
 /// With --chat, --prompt is the user's message: rendered through the model folder's own chat
 /// template (tokenizer_config.json / chat_template.jinja, with add_generation_prompt) and
 /// encoded with control tags in it kept as text; generation then also stops at
-/// generation_config.json's eos_token_id(s) (Llama 3.x lists several).
+/// generation_config.json's eos_token_id(s) (Llama 3.x lists several); the BOS is added once when
+/// tokenizer_config.json says add_bos_token (text/model_chat.hpp).
 /// The ids are used exactly as given (no BOS is added); --prompt is encoded as written (added
 /// tokens in it become their ids). Generation stops at one of the config's eos ids (not
 /// printed) unless --ignore-eos, or after N tokens, or when the grammar's match is complete.
@@ -44,7 +45,7 @@
 #include "baton/io/json_util.hpp"
 #include "baton/model/host_forward.hpp"
 #include "baton/text/chat_config.hpp"
-#include "baton/text/chat_encode.hpp"
+#include "baton/text/model_chat.hpp"
 #include "commands.hpp"
 #include "cuda_entry.hpp"
 #include "generate_instances.hpp"  // compiled once, in dispatch/
@@ -213,13 +214,10 @@ int cmd_generate(int argc, char** argv) {
   }
 
   const ModelConfig cfg = load_runtime_config(a.model);
-  std::vector<std::int32_t> stop_ids =
-      a.ignore_eos ? std::vector<std::int32_t>{} : cfg.eos_token_ids;
   // generation_config.json's eos ids end generation too (Llama 3.x: <|eot_id|>, <|eom_id|>).
-  if (!a.ignore_eos)
-    for (const std::int32_t id : baton::generation_eos_ids(a.model))
-      if (id < cfg.vocab_size && std::find(stop_ids.begin(), stop_ids.end(), id) == stop_ids.end())
-        stop_ids.push_back(id);
+  const std::vector<std::int32_t> stop_ids =
+      a.ignore_eos ? std::vector<std::int32_t>{}
+                   : baton::default_stop_ids(cfg.eos_token_ids, a.model, cfg.vocab_size);
   std::optional<baton::ChatConfig> chat;
   if (a.chat) chat = baton::load_chat_config(a.model);
   std::optional<Tokenizer> tok;
@@ -228,8 +226,8 @@ int cmd_generate(int argc, char** argv) {
     check_tokenizer_fits(tok->vocab_size(), cfg.vocab_size, a.tokenizer, a.model);
   }
   const std::vector<std::int32_t> prompt =
-      chat ? baton::encode_chat(
-                 *tok, chat->require_template(a.model),
+      chat ? baton::encode_model_chat(
+                 *chat, *tok, a.model,
                  nlohmann::ordered_json::array({{{"role", "user"}, {"content", a.prompt}}}),
                  chat->render_options(true))
       : a.have_prompt ? tok->encode(a.prompt)

@@ -1,15 +1,18 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief `baton serve`: relays over HTTP with the OpenAI API (docs/serve.md).
+/// @brief `baton serve`: relays and plain model folders over HTTP with the OpenAI API
+/// (docs/serve.md).
 ///
-///   baton serve --config relay.json [--config other.json ...] [--host 127.0.0.1] [--port 8080]
+///   baton serve [--config relay.json ...] [--model DIR [--model-name NAME] [--max-tokens N]
+///               [--max-prompt-tokens N]] [--host 127.0.0.1] [--port 8080]
 ///               [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]
 ///               [--drain-seconds S] [--max-connections N] [--max-client-connections N]
 ///               [--request-specials NAME] [--backend host|cuda] [--threads N]
 ///               [--bf16-products | --f32-products]
 ///
-/// Every request goes through its relay's batch scheduler. SIGTERM or SIGINT: new requests get
+/// Every request goes through its relay's batch scheduler; a model folder is served as a relay
+/// of one stage (serve/served_model.hpp). SIGTERM or SIGINT: new requests get
 /// 503, those in flight finish (for at most --drain-seconds), then the program exits 0.
 #include <pthread.h>
 
@@ -25,11 +28,15 @@
 
 #include "args.hpp"
 #include "backend_choice.hpp"
+#include "baton/model/model_dispatch.hpp"
 #include "baton/relay/runtime_relay_instances.hpp"  // compiled once, in dispatch/
+#include "baton/text/chat_config.hpp"
+#include "baton/text/model_chat.hpp"
 #include "baton/text/relay_text.hpp"
 #include "commands.hpp"
 #include "host_choice.hpp"
 #include "relay_setup.hpp"
+#include "serve/served_model.hpp"
 #include "serve/server.hpp"
 #include "storage_choice.hpp"
 
@@ -41,15 +48,23 @@ constexpr int kMaxConcurrency = 1024;
 constexpr int kMaxQueue = 4096;
 /// Connections at most (each has a thread, and its stack): --max-connections' range.
 constexpr int kMaxConnections = 8192;
+/// --max-tokens' and --max-prompt-tokens' upper bound (each slot holds both).
+constexpr int kMaxModelTokens = 1 << 20;
 
 constexpr std::string_view kUsage =
-    "usage: baton serve --config FILE [--config FILE ...] [--host ADDR] [--port N]\n"
+    "usage: baton serve [--config FILE ...] [--model DIR [--model-name NAME] [--max-tokens N]\n"
+    "                   [--max-prompt-tokens N]] [--host ADDR] [--port N]\n"
     "                   [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]\n"
     "                   [--drain-seconds S] [--max-connections N] [--max-client-connections N]\n"
     "                   [--request-specials NAME] [--backend host|cuda] [--threads N]\n"
     "                   [--bf16-products | --f32-products]\n"
     "  --config FILE    a relay to serve (JSON, docs/relay.md); clients name it by its \"name\"\n"
     "                   field, else the file's name without .json; repeat for more relays\n"
+    "  --model DIR      a model folder (config.json, safetensors, tokenizer files) served as\n"
+    "                   one model: chat through its own chat template, completions as text\n"
+    "  --model-name NAME  what clients call --model (default: the folder's name)\n"
+    "  --max-tokens N   tokens a request to --model may generate at most (default 256)\n"
+    "  --max-prompt-tokens N  tokens of a prompt to --model at most (default 1024)\n"
     "  --host ADDR      the address to listen on (default 127.0.0.1: this machine only)\n"
     "  --port N         the port (default 8080; 0: any free port, printed on start)\n"
     "  --concurrency N  requests each relay runs at once: slots per stage (default 16)\n"
@@ -59,11 +74,15 @@ constexpr std::string_view kUsage =
     "  --drain-seconds S  on SIGTERM, how long requests in flight may take (default 30)\n"
     "  --max-connections N  open connections at most (default 1024; more: 503)\n"
     "  --max-client-connections N  open connections from one address at most (default 512)\n"
-    "  --request-specials NAME  relay NAME's request text may spell added tokens such as\n"
+    "  --request-specials NAME  relay or model NAME's request text may spell added tokens such as\n"
     "                   <|im_end|> as those tokens (default: request text is plain text)\n";
 
 struct Args {
   std::vector<std::string> configs;
+  std::optional<std::string> model;  ///< --model DIR
+  std::optional<std::string> model_name;
+  int max_tokens = 256;
+  int max_prompt_tokens = 1024;
   serve::ServerOptions server;
   int concurrency = 16;
   std::optional<int> queue;
@@ -76,6 +95,7 @@ struct Args {
 Args parse_args(int argc, char** argv) {
   Args a;
   cli::SeenOptions seen;
+  bool model_options = false;  // --model-name, --max-tokens, --max-prompt-tokens
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg.starts_with("-") && arg != "--config" && arg != "--request-specials") seen.once(arg);
@@ -87,6 +107,18 @@ Args parse_args(int argc, char** argv) {
       a.help = true;
     } else if (arg == "--config") {
       a.configs.emplace_back(value());
+    } else if (arg == "--model") {
+      a.model = std::string(value());
+    } else if (arg == "--model-name") {
+      a.model_name = std::string(value());
+      model_options = true;
+    } else if (arg == "--max-tokens" || arg == "--max-prompt-tokens") {
+      const int n = cli::parse_int<int>(value(), arg);
+      if (n < 1 || n > kMaxModelTokens)
+        throw cli::ArgError{std::string(arg) + " " + std::to_string(n) + " is outside [1, " +
+                            std::to_string(kMaxModelTokens) + "]"};
+      (arg == "--max-tokens" ? a.max_tokens : a.max_prompt_tokens) = n;
+      model_options = true;
     } else if (arg == "--host") {
       a.server.host = value();
     } else if (arg == "--port") {
@@ -133,7 +165,10 @@ Args parse_args(int argc, char** argv) {
     }
   }
   if (a.help) return a;
-  if (a.configs.empty()) throw cli::ArgError{"--config FILE is required"};
+  if (a.configs.empty() && !a.model)
+    throw cli::ArgError{"give a relay (--config FILE) or a model folder (--model DIR) to serve"};
+  if (!a.model && model_options)
+    throw cli::ArgError{"--model-name, --max-tokens and --max-prompt-tokens apply to --model DIR"};
   if (!a.queue) a.queue = std::min(4 * a.concurrency, kMaxQueue);
   if (*a.queue < a.concurrency)
     throw cli::ArgError{"--queue " + std::to_string(*a.queue) + " is less than --concurrency " +
@@ -163,6 +198,48 @@ std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& 
   return std::make_unique<serve::ServedRelay>(std::move(spec), std::move(tok), std::move(relay),
                                               serve::ServeLimits{a.concurrency, *a.queue},
                                               specials);
+}
+
+/// The name --model is served as: --model-name, else the folder's own name.
+std::string model_name(const Args& a) {
+  if (a.model_name) return *a.model_name;
+  const std::filesystem::path dir = std::filesystem::absolute(*a.model).lexically_normal();
+  // lexically_normal keeps a trailing separator ("dir/" has an empty filename): the folder is
+  // the last non-empty component.
+  return (dir.has_filename() ? dir : dir.parent_path()).filename().string();
+}
+
+/// --model DIR as a served model: the base model as a one-stage relay, pre-warmed.
+std::unique_ptr<serve::ServedRelay> load_model(const Args& a, const std::string& name) {
+  const std::filesystem::path dir = *a.model;
+  const cli::BackendChoice backend = cli::resolve_relay_backend(a.backend, std::nullopt, *a.model);
+  cli::check_host_options(a.host, backend == cli::BackendChoice::host);
+  const ModelConfig cfg = load_runtime_config(dir);
+  const auto tok_path = dir / "tokenizer.json";
+  BATON_CHECK(std::filesystem::exists(tok_path), config_error, "--model ", *a.model,
+              ": no tokenizer.json (a served model takes text)");
+  Tokenizer tok = Tokenizer::from_file(tok_path);
+  ChatConfig chat = load_chat_config(dir);
+  serve::ModelServeSpec m;
+  m.dir = dir;
+  m.name = name;
+  m.max_tokens = a.max_tokens;
+  m.max_prompt_tokens = a.max_prompt_tokens;
+  m.stop =
+      stop_ids_or_eos_token(default_stop_ids(cfg.eos_token_ids, dir, cfg.vocab_size), chat, tok);
+  RelaySpec spec = serve::model_relay_spec(m);
+  spec.backend = std::string(cli::backend_name(backend));
+  if (a.host.threads) spec.host.threads = *a.host.threads;
+  if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
+  if (a.storage) spec.storage = a.storage;
+  spec.tokenizer_ids = tok.vocab_size();  // checked against the model's rows by the builder
+  spec.slots = a.concurrency;
+  std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
+  const auto& allowed = a.server.request_specials;
+  const bool specials = std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  return std::make_unique<serve::ServedModel>(
+      std::move(spec), std::move(tok), std::move(chat), std::move(relay),
+      serve::ServeLimits{a.concurrency, *a.queue}, specials);
 }
 
 }  // namespace
@@ -198,13 +275,20 @@ int cmd_serve(int argc, char** argv) {
   std::vector<std::unique_ptr<serve::ServedRelay>> relays;
   std::string names;
   try {
+    const auto added = [&](const std::string& what, const std::string& rename) {
+      for (std::size_t k = 0; k + 1 < relays.size(); ++k)
+        BATON_CHECK(relays[k]->name() != relays.back()->name(), config_error, what,
+                    ": another relay or model is served as '", relays.back()->name(), "' (", rename,
+                    ")");
+      names += (names.empty() ? "" : ", ") + relays.back()->name();
+    };
     for (const std::string& c : a.configs) {
       relays.push_back(load(c, a));
-      for (std::size_t k = 0; k + 1 < relays.size(); ++k)
-        BATON_CHECK(relays[k]->name() != relays.back()->name(), config_error, c,
-                    ": another relay is served as '", relays.back()->name(),
-                    "' (give one a \"name\")");
-      names += (names.empty() ? "" : ", ") + relays.back()->name();
+      added(c, "give one a \"name\"");
+    }
+    if (a.model) {
+      relays.push_back(load_model(a, model_name(a)));
+      added("--model " + *a.model, "give it another with --model-name");
     }
   } catch (const cli::ArgError& e) {
     std::cerr << "baton serve: " << e.message << "\n";
@@ -213,7 +297,7 @@ int cmd_serve(int argc, char** argv) {
   for (const std::string& n : a.server.request_specials)
     if (std::none_of(relays.begin(), relays.end(), [&](const auto& r) { return r->name() == n; })) {
       std::cerr << "baton serve: --request-specials " << detail::excerpt(n)
-                << ": no relay is served by that name (" << names << ")\n";
+                << ": no relay or model is served by that name (" << names << ")\n";
       return 2;
     }
   serve::Server server(std::move(relays), a.server);

@@ -49,6 +49,7 @@
 #include "baton/text/chat_config.hpp"
 #include "baton/text/chat_encode.hpp"
 #include "baton/text/chat_template.hpp"
+#include "baton/text/model_chat.hpp"
 #include "baton/text/relay_text.hpp"
 #include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"

@@ -4,7 +4,12 @@
 own chat template: apply_chat_template(tokenize=True), with and without
 add_generation_prompt.
 
-  reference_ids.py MODEL_DIR OUT.json
+  reference_ids.py MODEL_DIR OUT.json [--bos-prefix]
+
+--bos-prefix: each case's ids follow the special tokens the tokenizer itself puts before a text
+(tokenizer("", add_special_tokens=True): Llama 3's <|begin_of_text|>), as tokenizing the
+rendered text with them gives; apply_chat_template(tokenize=True) never adds them, and leaves the
+BOS to the template.
 
 For conversations whose messages spell this tokenizer's control tags ("injection"), transformers
 would encode those tags as control tokens; baton encodes message text as text. Its reference is
@@ -51,6 +56,7 @@ def split_reference(tok, ctx, add_gen):
 def main():
     model, out = sys.argv[1], sys.argv[2]
     tok = AutoTokenizer.from_pretrained(model)
+    lead = tok("", add_special_tokens=True)["input_ids"] if "--bos-prefix" in sys.argv[3:] else []
     specials = [t.content for t in tok.added_tokens_decoder.values() if t.special]
     cases = []
     for name, ctx in list(CONVERSATIONS.items()) + [("injection", INJECTION)]:
@@ -66,7 +72,7 @@ def main():
                 if isinstance(ids, dict):  # newer transformers return a BatchEncoding
                     ids = ids["input_ids"]
             cases.append({"name": name, "add_generation_prompt": add_gen,
-                          "context": ctx, "ids": list(ids)})
+                          "context": ctx, "ids": lead + list(ids)})
     Path(out).write_text(json.dumps({"model": model, "cases": cases}, ensure_ascii=False),
                          encoding="utf-8")
     print(f"{model}: {len(cases)} cases")

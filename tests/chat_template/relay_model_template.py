@@ -16,9 +16,11 @@ request is encoded is checked in test_chat_template).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chatml_folder import chatml_folder  # noqa: E402
 
 baton, demo, work = sys.argv[1:4]
 failures = []
@@ -40,16 +42,7 @@ def relay(config, text):
 
 
 # A model folder: the demo's files, and a tokenizer_config.json with a chat template.
-folder = os.path.join(work, "model")
-shutil.rmtree(folder, ignore_errors=True)
-os.makedirs(folder)
-for name in ["config.json", "model.safetensors", "tokenizer.json", "adapters"]:
-    os.symlink(os.path.abspath(os.path.join(demo, name)), os.path.join(folder, name))
-CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
-          "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}"
-          "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
-json.dump({"chat_template": CHATML, "eos_token": "<|im_end|>", "bos_token": None},
-          open(os.path.join(folder, "tokenizer_config.json"), "w"))
+folder = chatml_folder(demo, os.path.join(work, "model"), links=["adapters"])
 
 chatml = json.load(open(os.path.join(demo, "relay.json")))
 chatml["model"] = folder

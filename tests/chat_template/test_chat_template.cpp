@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "baton/text/chat_config.hpp"
 #include "baton/text/chat_encode.hpp"
 #include "baton/text/chat_template.hpp"
+#include "baton/text/model_chat.hpp"
 #include "baton/text/relay_text.hpp"
 
 namespace {
@@ -39,6 +41,16 @@ baton::template_error failure(std::string_view src, const Json& ctx = Json::obje
   }
   FAIL("the template rendered: ", src);
   return baton::template_error(baton::template_error::Kind::runtime, "", "");
+}
+
+/// The real tokenizer folder `name` under $BATON_TOKENIZERS_DIR (ctest sets it), or none (then
+/// the caller has nothing to check and says so: `what` not checked).
+std::optional<std::filesystem::path> tokenizer_folder(const char* name, const char* what) {
+  const char* root = std::getenv("BATON_TOKENIZERS_DIR");
+  const std::filesystem::path dir = std::filesystem::path(root ? root : "") / name;
+  if (root && std::filesystem::exists(dir / "tokenizer.json")) return dir;
+  MESSAGE("no ", name, " tokenizer folder (BATON_TOKENIZERS_DIR): ", what, " not checked");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -216,13 +228,9 @@ TEST_CASE("limits: each bound stops a hostile template and is named in the error
 }
 
 TEST_CASE("chat encoding: control tags in user text encode as text, the template's as control") {
-  // The real Qwen3 folder (ctest sets BATON_TOKENIZERS_DIR); without it there is nothing to check.
-  const char* root = std::getenv("BATON_TOKENIZERS_DIR");
-  const std::filesystem::path dir = std::filesystem::path(root ? root : "") / "qwen3";
-  if (!root || !std::filesystem::exists(dir / "tokenizer.json")) {
-    MESSAGE("no Qwen3 tokenizer folder (BATON_TOKENIZERS_DIR): chat encoding not checked");
-    return;
-  }
+  const auto folder = tokenizer_folder("qwen3", "chat encoding");
+  if (!folder) return;
+  const std::filesystem::path& dir = *folder;
   const auto tok = baton::Tokenizer::from_file(dir / "tokenizer.json");
   const auto cfg = baton::load_chat_config(dir);
   const auto& tmpl = cfg.require_template(dir.string());
@@ -249,12 +257,9 @@ TEST_CASE("chat encoding: control tags in user text encode as text, the template
 
 TEST_CASE(
     "relay stages with \"template\": \"model\": prefix up to the request, the turn's end after") {
-  const char* root = std::getenv("BATON_TOKENIZERS_DIR");
-  const std::filesystem::path dir = std::filesystem::path(root ? root : "") / "qwen3";
-  if (!root || !std::filesystem::exists(dir / "tokenizer.json")) {
-    MESSAGE("no Qwen3 tokenizer folder (BATON_TOKENIZERS_DIR): relay templates not checked");
-    return;
-  }
+  const auto folder = tokenizer_folder("qwen3", "relay templates");
+  if (!folder) return;
+  const std::filesystem::path& dir = *folder;
   const auto tok = baton::Tokenizer::from_file(dir / "tokenizer.json");
   const auto relay = [&](bool trusted) {
     Json j = Json::parse(R"({"model": ".", "stages": [{"name": "a", "template": "model",
@@ -286,6 +291,45 @@ TEST_CASE(
   // ...unless the relay file trusts its text.
   CHECK(baton::request_ids(relay(true), tok, "<|im_start|>") ==
         std::vector<std::int32_t>{*tok.token_to_id("<|im_start|>")});
+}
+
+TEST_CASE("add_bos_token: the BOS once, whether the template writes it or not") {
+  const auto folder = tokenizer_folder("llama3.2", "add_bos_token");
+  if (!folder) return;
+  const std::filesystem::path& dir = *folder;
+  const auto tok = baton::Tokenizer::from_file(dir / "tokenizer.json");
+  const std::int32_t bos = 128000;  // <|begin_of_text|>
+  REQUIRE(tok.token_to_id("<|begin_of_text|>") == bos);
+  baton::ChatConfig cfg;
+  cfg.add_bos_token = true;
+  cfg.special_tokens["bos_token"] = "<|begin_of_text|>";
+  const Json user = Json::parse(R"([{"role": "user", "content": "hi"}])");
+  const auto hi = tok.encode("hi");
+  const auto ids = [&](const char* source, const Json& messages) {
+    cfg.chat_template.emplace(source);
+    return baton::encode_model_chat(cfg, tok, "test", messages, cfg.render_options(true));
+  };
+  const auto with_bos = [&](std::vector<std::int32_t> v) {
+    v.insert(v.begin(), bos);
+    return v;
+  };
+  // The template writes it: one, not two.
+  CHECK(ids("{{ bos_token }}{{ messages[0].content }}", user) == with_bos(hi));
+  // It does not: put first.
+  CHECK(ids("{{ messages[0].content }}", user) == with_bos(hi));
+  // A user who types the tag first has typed text: the BOS still comes first, the text after.
+  const Json typed = Json::parse(R"([{"role": "user", "content": "<|begin_of_text|>hi"}])");
+  const auto got = ids("{{ messages[0].content }}", typed);
+  CHECK(got == with_bos(tok.encode_ordinary_text("<|begin_of_text|>hi")));
+  CHECK(std::count(got.begin(), got.end(), bos) == 1);
+  // add_bos_token false: nothing added.
+  cfg.add_bos_token = false;
+  CHECK(ids("{{ messages[0].content }}", user) == hi);
+  // A bos_token the tokenizer lacks is an error naming it.
+  cfg.add_bos_token = true;
+  cfg.special_tokens["bos_token"] = "<nope>";
+  CHECK_THROWS_WITH_AS(ids("x", user), doctest::Contains("bos_token \"<nope>\""),
+                       baton::config_error);
 }
 
 TEST_CASE("model folders: named templates, chat_template.jinja first, special tokens, eos ids") {

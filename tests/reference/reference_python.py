@@ -23,6 +23,21 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+def reexec_under_serve_python(script):
+    """Runs `script` again under $BATON_SERVE_PYTHON (the `openai` client's environment,
+    scripts/pyenv.sh tests/serve/requirements.txt) with the same arguments, unless this process
+    already is that run; skips without it."""
+    if os.environ.get("BATON_SERVE_CHILD") == "1":
+        return
+    py = os.environ.get("BATON_SERVE_PYTHON", "")
+    if not py or not os.access(py, os.X_OK):
+        skip("no openai client (BATON_SERVE_PYTHON is not set; scripts/test.sh sets it: "
+             "scripts/pyenv.sh tests/serve/requirements.txt)")
+    os.environ["BATON_SERVE_CHILD"] = "1"
+    sys.stdout.flush()
+    os.execv(py, [py, os.path.abspath(script), *sys.argv[1:]])
+
+
 def reexec_under_reference_python(script):
     """Runs `script` (the caller's __file__) again under $BATON_REFERENCE_PYTHON with the same
     arguments, unless this process already is that run."""

@@ -37,17 +37,12 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
-from reference_python import skip  # noqa: E402 - the skip rule: 77, or a failure under CI=true
+# the skip rule: 77, or a failure under CI=true
+from reference_python import reexec_under_serve_python, skip  # noqa: E402
 
+reexec_under_serve_python(__file__)
 
-if os.environ.get("BATON_SERVE_CHILD") != "1":
-    py = os.environ.get("BATON_SERVE_PYTHON", "")
-    if not py or not os.access(py, os.X_OK):
-        skip("no openai client (BATON_SERVE_PYTHON is not set; scripts/test.sh sets it: "
-             "scripts/pyenv.sh tests/serve/requirements.txt)")
-    os.environ["BATON_SERVE_CHILD"] = "1"
-    sys.stdout.flush()
-    os.execv(py, [py, os.path.abspath(__file__), *sys.argv[1:]])
+from serve_process import start_serve  # noqa: E402
 
 try:
     import openai
@@ -77,14 +72,7 @@ class Server:
         args = [BATON, "serve", "--port", "0", "--threads", "1", *extra]
         for c in configs:
             args += ["--config", c]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        line = self.proc.stdout.readline()
-        m = re.search(r"listening on http://([^:]+):(\d+)", line)
-        if not m:
-            self.proc.kill()
-            sys.exit(f"FAILED: baton serve did not start: {line!r} {self.proc.stderr.read()}")
-        self.base = f"http://127.0.0.1:{m.group(2)}"
+        self.proc, self.base = start_serve(args)
         self.client = OpenAI(base_url=self.base + "/v1", api_key="none", max_retries=0,
                              timeout=120)
 

@@ -74,8 +74,9 @@ std::string text_of_content(const nlohmann::json& content, const std::string& wh
 constexpr std::string_view kMessage[] = {"role", "content", "name"};
 constexpr std::string_view kRoles[] = {"system", "developer", "user", "assistant"};
 
-/// Checks one message: known fields, a known role, text content (an assistant's may be null).
-void check_message(const nlohmann::json& m, const std::string& w) {
+/// Checks one message (known fields, a known role, text content; an assistant's may be null)
+/// and returns it with its content as one string (or null).
+nlohmann::ordered_json checked_message(const nlohmann::json& m, const std::string& w) {
   if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
     throw bad(w, "'" + w + "' must be an object with a string 'role'");
   for (const auto& [key, value] : m.items())
@@ -89,25 +90,23 @@ void check_message(const nlohmann::json& m, const std::string& w) {
   if (m.contains("name") && !m["name"].is_string())
     throw bad(w + ".name", "'" + w + ".name' must be a string");
   if (!m.contains("content")) throw bad(w + ".content", "'" + w + ".content' is required");
-  if (role == "assistant" && m["content"].is_null()) return;
-  (void)text_of_content(m["content"], w + ".content");
+  nlohmann::ordered_json out = {{"role", role}, {"content", nullptr}};
+  if (!(role == "assistant" && m["content"].is_null()))
+    out["content"] = text_of_content(m["content"], w + ".content");
+  if (m.contains("name")) out["name"] = m["name"].get<std::string>();
+  return out;
 }
 
-/// The chat request's text: the last user message.
-std::string last_user_message(const nlohmann::json& j) {
+/// The chat's conversation, every message checked.
+nlohmann::ordered_json read_messages(const nlohmann::json& j) {
   if (!j.contains("messages")) throw bad("messages", "'messages' is required");
   const auto& m = j["messages"];
   if (!m.is_array() || m.empty())
     throw bad("messages", "'messages' must be a non-empty array of messages");
-  std::optional<std::string> last;
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    const std::string w = "messages[" + std::to_string(i) + "]";
-    check_message(m[i], w);
-    if (m[i]["role"] != "user") continue;
-    last = text_of_content(m[i]["content"], w + ".content");
-  }
-  if (!last) throw bad("messages", "'messages' holds no message with role 'user'");
-  return *last;
+  auto out = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < m.size(); ++i)
+    out.push_back(checked_message(m[i], "messages[" + std::to_string(i) + "]"));
+  return out;
 }
 
 /// The completion's prompt: a string, one string in an array, or token ids.
@@ -246,11 +245,17 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
              "constrain a stage with its 'grammar' in the relay file");
   only_value(j, "tool_choice", "none", "tools are not supported");
   if (chat) {
-    r.text = last_user_message(j);
+    r.messages = read_messages(j);
   } else {
     read_prompt(j, r);
   }
   return r;
+}
+
+std::string last_user_message(const nlohmann::ordered_json& messages) {
+  for (auto it = messages.rbegin(); it != messages.rend(); ++it)
+    if ((*it)["role"] == "user") return (*it)["content"].get<std::string>();
+  throw bad("messages", "'messages' holds no message with role 'user'");
 }
 
 nlohmann::json usage_body(const Answer& a) {

@@ -37,8 +37,12 @@ enum class Endpoint { chat, completion };
 struct ApiRequest {
   Endpoint endpoint = Endpoint::chat;
   std::string model;
-  std::optional<std::string> text;               ///< the request as text ...
-  std::optional<std::vector<std::int32_t>> ids;  ///< ... or as token ids (completions only)
+  std::optional<std::string> text;               ///< a completion's prompt as text ...
+  std::optional<std::vector<std::int32_t>> ids;  ///< ... or as token ids
+  /// A chat's conversation, checked: [{"role", "content"(, "name")}], each content a string
+  /// (text parts joined) or null (an assistant's); what a served thing makes of it is its own
+  /// (ServedRelay::prompt_ids).
+  nlohmann::ordered_json messages;
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage: a last chunk with usage
   int max_tokens = 0;          ///< 0: the output stage's own max_new
@@ -46,6 +50,10 @@ struct ApiRequest {
 
 /// Parses `body` for `endpoint`; ApiError (400) names the field that is wrong.
 ApiRequest parse_request(std::string_view body, Endpoint endpoint);
+
+/// The content of the last message with role "user" in a checked conversation; ApiError naming
+/// 'messages' when there is none.
+std::string last_user_message(const nlohmann::ordered_json& messages);
 
 /// What a finished request reports.
 struct Answer {

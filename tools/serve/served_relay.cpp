@@ -42,8 +42,37 @@ std::vector<std::int32_t> ServedRelay::encode_request(std::string_view text) con
   // A copy per request: encode updates its object's cache and match buffers, so HTTP threads
   // must not share one (the copy shares the tables; its cache starts empty).
   const Tokenizer tok(tokenizer_.value());
-  return request_specials_ || spec_.trusted_text ? tok.encode(text)
-                                                 : tok.encode_ordinary_text(text);
+  return request_specials() ? tok.encode(text) : tok.encode_ordinary_text(text);
+}
+
+std::vector<std::int32_t> ServedRelay::prompt_ids(const ApiRequest& r) const {
+  if (r.ids) return *r.ids;
+  const char* field = r.endpoint == Endpoint::chat ? "messages" : "prompt";
+  const std::string text = r.endpoint == Endpoint::chat ? last_user_message(r.messages) : *r.text;
+  if (!tokenizer_)
+    throw ApiError{400, "invalid_request_error",
+                   label() + " has no tokenizer: send the prompt as token ids", field};
+  // A text that cannot fit is refused by its length before any of it is tokenized.
+  if (text.size() > max_request_bytes_)
+    throw ApiError{400, "invalid_request_error",
+                   "the request is " + std::to_string(text.size()) + " bytes, more than " +
+                       label() + " can take in " + std::to_string(spec_.max_request_tokens) +
+                       " tokens (" + prompt_limit_source() + ")",
+                   field, "context_length_exceeded"};
+  return encode_request(text);
+}
+
+nlohmann::json ServedRelay::describe() const {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const std::string& s : relay_->stage_names()) stages.push_back(s);
+  return {{"stages", stages},
+          {"output", spec_.stages[static_cast<std::size_t>(output_stage())].name},
+          {"max_request_tokens", spec_.max_request_tokens},
+          {"max_tokens", output_max_new()},
+          {"concurrency", limits_.concurrency},
+          {"queue", limits_.queue},
+          {"backend", relay_->backend_name()},
+          {"file", spec_.source.string()}};
 }
 
 bool ServedRelay::final_cycle(int cycle) const {
@@ -97,8 +126,8 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
   {
     const std::lock_guard lock(inbox_mutex_);
     BATON_CHECK(!stopping_, capacity_error, "the server is shutting down");
-    BATON_CHECK(counters_.pending < limits_.queue, capacity_error, "relay '", name_,
-                "': the queue is full (", limits_.queue, " requests in flight)");
+    BATON_CHECK(counters_.pending < limits_.queue, capacity_error, label(), ": the queue is full (",
+                limits_.queue, " requests in flight)");
     ++counters_.pending;
     arrivals_.push_back({job, std::move(ids), std::move(o)});
   }

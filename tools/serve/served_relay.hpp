@@ -24,9 +24,12 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "baton/relay/config.hpp"
 #include "baton/relay/runtime_relay_on.hpp"
 #include "baton/text/tokenizer.hpp"
+#include "openai_api.hpp"
 
 namespace baton::serve {
 
@@ -62,6 +65,11 @@ struct RelayCounters {
   int pending = 0;     ///< requests accepted and not finished
 };
 
+/// One model id the server answers: a relay file, and the engine every served id runs on (its
+/// relay, batch scheduler and stepping thread). What differs between served kinds is how a
+/// request becomes the first stage's ids and how /v1/models describes it: the two virtuals,
+/// which a model folder served as chat (served_model.hpp) overrides. The HTTP layer knows only
+/// this class.
 class ServedRelay {
  public:
   /// Serves `relay` (built from `spec` with `limits.concurrency` slots per stage, pre-warmed)
@@ -69,11 +77,15 @@ class ServedRelay {
   ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
               std::unique_ptr<RuntimeRelay> relay, ServeLimits limits,
               bool request_specials = false);
-  ~ServedRelay();
+  virtual ~ServedRelay();
   ServedRelay(const ServedRelay&) = delete;
   ServedRelay& operator=(const ServedRelay&) = delete;
 
   const std::string& name() const { return name_; }
+  /// How messages name it: "relay 'NAME'".
+  virtual std::string label() const { return "relay '" + name_ + "'"; }
+  /// Where its prompt limit (spec().max_request_tokens) is set, for messages.
+  virtual std::string prompt_limit_source() const { return "its max_request_tokens"; }
   const RelaySpec& spec() const { return spec_; }
   const std::optional<Tokenizer>& tokenizer() const { return tokenizer_; }
   const RuntimeRelay& relay() const { return *relay_; }
@@ -89,10 +101,22 @@ class ServedRelay {
   /// matched where the operator allowed it for this relay (--request-specials). Needs a
   /// tokenizer; safe from any thread.
   std::vector<std::int32_t> encode_request(std::string_view text) const;
+  /// Whether a request's control tags are control tokens (--request-specials, or the relay's
+  /// "trusted_text"); otherwise they are text.
+  bool request_specials() const { return request_specials_ || spec_.trusted_text; }
   /// Text longer than this in bytes is longer than max_request_tokens for certain (checked
   /// before tokenizing it): every token spells at most the longest token's bytes, and the
   /// normalizer (NFC) shrinks text at most 3 times (Hangul jamo into syllables).
   std::size_t max_request_bytes() const { return max_request_bytes_; }
+
+  /// The ids a request starts the relay with; ApiError (400) naming the field when it cannot.
+  /// A relay takes a completion's prompt, and a chat's last user message: its stages own their
+  /// system prompts, examples and turns (also with "template": "model", which renders that
+  /// message as the user turn after the stage's pre-warmed prefix; docs/serve.md says why the
+  /// rest of the conversation is not used).
+  virtual std::vector<std::int32_t> prompt_ids(const ApiRequest& r) const;
+  /// What GET /v1/models says of it besides its id (the "baton" object).
+  virtual nlohmann::json describe() const;
 
   /// Accepts `ids`, capping the output stage at `max_new` (0: its own). capacity_error when
   /// `queue` requests are already in flight or the relay is stopping.

@@ -148,24 +148,12 @@ void Server::handle(const http::Request& req, http::Response& res) {
     return relay_endpoint(req, res, Endpoint::completion);
   if (method == "GET" && path == "/v1/models") {
     nlohmann::json data = nlohmann::json::array();
-    for (const auto& r : relays_) {
-      nlohmann::json stages = nlohmann::json::array();
-      for (const std::string& s : r->relay().stage_names()) stages.push_back(s);
-      data.push_back(
-          {{"id", r->name()},
-           {"object", "model"},
-           {"created", started_},
-           {"owned_by", "baton"},
-           {"baton",
-            {{"stages", stages},
-             {"output", r->spec().stages[static_cast<std::size_t>(r->output_stage())].name},
-             {"max_request_tokens", r->spec().max_request_tokens},
-             {"max_tokens", r->output_max_new()},
-             {"concurrency", r->limits().concurrency},
-             {"queue", r->limits().queue},
-             {"backend", r->relay().backend_name()},
-             {"file", r->spec().source.string()}}}});
-    }
+    for (const auto& r : relays_)
+      data.push_back({{"id", r->name()},
+                      {"object", "model"},
+                      {"created", started_},
+                      {"owned_by", "baton"},
+                      {"baton", r->describe()}});
     res.body = dump({{"object", "list"}, {"data", data}});
     return;
   }
@@ -243,31 +231,12 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
       e.param = "model";
       e.code = "model_not_found";
       e.message = "the model '" + detail::excerpt(r.model) +
-                  "' does not exist: GET /v1/models lists the relays served";
+                  "' does not exist: GET /v1/models lists the models served";
       throw e;
     }
     model = r.model;
     const char* prompt_field = ep == Endpoint::chat ? "messages" : "prompt";
-    std::vector<std::int32_t> ids;
-    if (r.text) {
-      if (!relay->tokenizer()) {
-        ApiError e;
-        e.param = prompt_field;
-        e.message = "relay '" + model + "' has no tokenizer: send the prompt as token ids";
-        throw e;
-      }
-      // A text that cannot fit is refused by its length before any of it is tokenized.
-      if (r.text->size() > relay->max_request_bytes())
-        throw ApiError{400, "invalid_request_error",
-                       "the request is " + std::to_string(r.text->size()) +
-                           " bytes, more than relay '" + model + "' can take in " +
-                           std::to_string(relay->spec().max_request_tokens) +
-                           " tokens (its max_request_tokens)",
-                       prompt_field, "context_length_exceeded"};
-      ids = relay->encode_request(*r.text);
-    } else {
-      ids = *r.ids;
-    }
+    const std::vector<std::int32_t> ids = relay->prompt_ids(r);
     const auto bad_prompt = [&](std::string message, std::string code = "") {
       ApiError e;
       e.param = prompt_field;
@@ -278,8 +247,9 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
     if (ids.empty()) throw bad_prompt("the request is empty");
     const int cap = relay->spec().max_request_tokens;
     if (static_cast<long long>(ids.size()) > cap)
-      throw bad_prompt("the request is " + std::to_string(ids.size()) + " tokens; relay '" + model +
-                           "' takes at most " + std::to_string(cap) + " (its max_request_tokens)",
+      throw bad_prompt("the request is " + std::to_string(ids.size()) + " tokens; " +
+                           relay->label() + " takes at most " + std::to_string(cap) + " (" +
+                           relay->prompt_limit_source() + ")",
                        "context_length_exceeded");
     const int vocab = relay->relay().config().vocab_size;
     for (std::size_t k = 0; k < ids.size(); ++k)
@@ -293,7 +263,7 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
       throw draining_.load()
           ? server_error(503, e.what(), "shutting_down")
           : server_error(429,
-                         "relay '" + model + "' has " + std::to_string(relay->limits().queue) +
+                         relay->label() + " has " + std::to_string(relay->limits().queue) +
                              " requests in flight (its queue is full); retry "
                              "later",
                          "queue_full");
@@ -323,7 +293,7 @@ void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shar
     result = std::move(*job->result);
   }
   if (result.verdict == Verdict::error)
-    throw server_error(500, "relay '" + relay.name() + "' failed: " + result.error, "relay_error");
+    throw server_error(500, relay.label() + " failed: " + result.error, "relay_error");
   const Answer a = answer_of(relay, result, prompt_tokens);
   res.body =
       dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a));
@@ -426,8 +396,8 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
     }
     if (result) {
       if (result->verdict == Verdict::error) {
-        out += sse(error_body(server_error(
-            500, "relay '" + relay.name() + "' failed: " + result->error, "relay_error")));
+        out += sse(error_body(
+            server_error(500, relay.label() + " failed: " + result->error, "relay_error")));
       } else {
         nlohmann::json last = chunk_body(st->request, st->id, st->created, "", &a.finish_reason);
         last["baton"] = a.baton;

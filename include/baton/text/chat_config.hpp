@@ -8,6 +8,7 @@
 /// on Llama 3.x, a list: every one ends generation).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -83,6 +84,17 @@ inline std::vector<std::int32_t> generation_eos_ids(const std::filesystem::path&
   else
     add(e);
   return ids;
+}
+
+/// The ids that end generation by default in the model folder `dir`: `config_eos` (config.json's
+/// eos_token_id), then generation_config.json's that are new and below `vocab_size`.
+inline std::vector<std::int32_t> default_stop_ids(std::vector<std::int32_t> config_eos,
+                                                  const std::filesystem::path& dir,
+                                                  int vocab_size) {
+  for (const std::int32_t id : generation_eos_ids(dir))
+    if (id < vocab_size && std::find(config_eos.begin(), config_eos.end(), id) == config_eos.end())
+      config_eos.push_back(id);
+  return config_eos;
 }
 
 /// Reads the chat conventions of the model folder `dir`. Files that are absent leave their part

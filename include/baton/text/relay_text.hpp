@@ -15,6 +15,7 @@
 #include "baton/text/chat.hpp"
 #include "baton/text/chat_config.hpp"
 #include "baton/text/chat_encode.hpp"
+#include "baton/text/model_chat.hpp"
 #include "baton/text/token_bytes.hpp"
 #include "baton/text/tokenizer.hpp"
 
@@ -26,7 +27,8 @@ namespace baton {
 ///  - "system" + "examples": the ChatML prefix (system turn, then user/assistant turns); with
 ///    "template": "model", the model folder's own template (text/chat_config.hpp): the prefix
 ///    is the rendered conversation up to the user's text, the stage's input is that text, and
-///    the rest of the user turn with the assistant's header follows it; such a stage without
+///    the rest of the user turn with the assistant's header follows it (the prefix starts with
+///    the BOS when add_bos_token asks for one: text/model_chat.hpp); such a stage without
 ///    stops stops at generation_config.json's eos_token_id (else the tokenizer's eos_token).
 ///    Its text is encoded as text unless the relay says "trusted_text". The shared
 ///    sequence's "system" likewise ChatML, its "input" texts and "turn_end" and each stage's
@@ -65,6 +67,8 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
                                                    s.system.value_or(""), s.examples,
                                                    chat->render_options(true), content);
       s.prefix = turn.before;
+      // The prefix is where the prompt starts: add_bos_token's BOS goes there (once).
+      prepend_bos(*chat, tok, s.prefix);
       for (SegmentSpec& g : s.input) {
         if (g.literal.text && content == ChatContent::text) {
           g.literal.ids = tok.encode_ordinary_text(*g.literal.text);
@@ -74,12 +78,8 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
       SegmentSpec end;
       end.literal.ids = turn.after;
       s.input.push_back(std::move(end));
-      if (s.stop.empty() && s.stop_text.empty()) {
-        s.stop = chat->eos_token_ids;
-        if (s.stop.empty() && chat->special_tokens.contains("eos_token"))
-          if (const auto id = tok.token_to_id(chat->special_tokens["eos_token"].get<std::string>()))
-            s.stop.push_back(*id);
-      }
+      if (s.stop.empty() && s.stop_text.empty())
+        s.stop = stop_ids_or_eos_token(chat->eos_token_ids, *chat, tok);
       s.system.reset();
       s.examples.clear();
     }
