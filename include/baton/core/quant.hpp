@@ -128,6 +128,29 @@ BATON_HD constexpr decltype(auto) visit_format(BlockFormat f, Fn&& fn) {
   return fn(FormatTraits<BlockFormat::f16>{});
 }
 
+namespace detail {
+// What the functions below read from a format's traits through visit_format: functors with a
+// BATON_HD call operator (a lambda's would be host-only under nvcc).
+struct FormatKind {
+  template <class T>
+  BATON_HD constexpr BlockFormat operator()(T) const {
+    return T::format;
+  }
+};
+struct FormatGrouped {
+  template <class T>
+  BATON_HD constexpr BlockFormat operator()(T) const {
+    return T::grouped;
+  }
+};
+struct FormatBlockBytes {
+  template <class T>
+  BATON_HD constexpr std::size_t operator()(T) const {
+    return sizeof(typename T::block);
+  }
+};
+}  // namespace detail
+
 /// The traits of a block type.
 template <class Blk>
 using block_traits = FormatTraits<std::is_same_v<Blk, BlockQ8_0>   ? BlockFormat::q8_0
@@ -139,17 +162,28 @@ BATON_HD constexpr bool is_grouped(BlockFormat f) {
 }
 /// The blocks a format holds: q8_0 for q8_0 and q8_0x8, q4_0 for q4_0 and q4_0x8, else f16.
 BATON_HD constexpr BlockFormat block_kind(BlockFormat f) {
-  return visit_format(f, [](auto t) { return decltype(t)::format; });
+  return visit_format(f, detail::FormatKind{});
 }
 
 constexpr std::string_view block_format_name(BlockFormat f) {
-  if (is_grouped(f)) return f == BlockFormat::q8_0x8 ? "q8_0x8" : "q4_0x8";
-  return visit_format(f, [](auto t) { return decltype(t)::name; });
+  switch (f) {
+    case BlockFormat::q8_0x8:
+      return "q8_0x8";
+    case BlockFormat::q4_0x8:
+      return "q4_0x8";
+    case BlockFormat::q8_0:
+      return FormatTraits<BlockFormat::q8_0>::name;
+    case BlockFormat::q4_0:
+      return FormatTraits<BlockFormat::q4_0>::name;
+    case BlockFormat::f16:
+      break;
+  }
+  return FormatTraits<BlockFormat::f16>::name;
 }
 
 /// Bytes one block of format f takes (32 weights: an f16 matrix's are 64 bytes).
 BATON_HD constexpr std::size_t block_bytes(BlockFormat f) {
-  return visit_format(f, [](auto t) { return sizeof(typename decltype(t)::block); });
+  return visit_format(f, detail::FormatBlockBytes{});
 }
 
 /// Bytes of one row of `cols` weights in format f (cols a multiple of 32 for the block formats;
@@ -364,7 +398,7 @@ inline BlockFormat group_block_rows(BlockFormat f, std::size_t rows, std::size_t
       for (std::size_t j = 0; j < q; ++j) gb[16 + 32 * (j / 4) + 4 * lane + j % 4] = src[2 + j];
     }
   bytes.swap(out);
-  return visit_format(f, [](auto t) { return decltype(t)::grouped; });
+  return visit_format(f, detail::FormatGrouped{});
 }
 
 }  // namespace baton
