@@ -64,6 +64,34 @@ TEST_CASE("quant: a Q4_0 block by hand: the signed largest value maps to -8, nib
   CHECK(dequantize(b, 0) == 16.0f);
 }
 
+TEST_CASE("quant: every format's sizes, kind and name come from its traits") {
+  // GGML's block sizes (34 and 18 bytes a 32-weight block), the grouped layouts the same bytes
+  // reordered, and an f16 fallback matrix's 2 bytes a weight: an f16 row was once sized as
+  // Q4_0 blocks (block_bytes' "else" branch).
+  CHECK(block_bytes(BlockFormat::q8_0) == 34);
+  CHECK(block_bytes(BlockFormat::q8_0x8) == 34);
+  CHECK(block_bytes(BlockFormat::q4_0) == 18);
+  CHECK(block_bytes(BlockFormat::q4_0x8) == 18);
+  CHECK(block_bytes(BlockFormat::f16) == 64);
+  CHECK(block_row_bytes(BlockFormat::q4_0, 96) == 3 * 18);
+  CHECK(block_row_bytes(BlockFormat::q8_0x8, 64) == 2 * 34);
+  CHECK(block_row_bytes(BlockFormat::f16, 33) == 66);
+  CHECK(block_kind(BlockFormat::q4_0x8) == BlockFormat::q4_0);
+  CHECK(block_kind(BlockFormat::q8_0x8) == BlockFormat::q8_0);
+  CHECK(block_kind(BlockFormat::f16) == BlockFormat::f16);
+  CHECK(block_format_name(BlockFormat::q8_0) == "q8_0");
+  CHECK(block_format_name(BlockFormat::q4_0x8) == "q4_0x8");
+  CHECK(block_format_name(BlockFormat::f16) == "f16");
+  // The scalar decode: Q4_0's byte j holds weight j (low nibble) and j + 16 (high), less 8.
+  BlockQ4_0 b{};
+  b.d = to_f16(0.5f);
+  b.qs[3] = 0xA2;  // weight 3: 2 - 8 = -6; weight 19: 10 - 8 = 2
+  CHECK(FormatTraits<BlockFormat::q4_0>::weight(b, 3) == -6);
+  CHECK(FormatTraits<BlockFormat::q4_0>::weight(b, 19) == 2);
+  CHECK(dequantize(b, 3) == -3.0f);
+  CHECK(dequantize(b, 19) == 1.0f);
+}
+
 TEST_CASE("quant: activations quantize alike on every instruction set, sums included") {
   std::mt19937 rng(3);
   std::normal_distribution<float> g(0.0f, 3.0f);

@@ -64,11 +64,12 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray], dtype: str) ->
             f.write(b)
 
 
-def make_model(work: Path) -> tuple[Path, Path]:
-    """The bf16 Hugging Face folder and the bf16 GGUF of the benchmark model (cached)."""
+def make_model(work: Path, gguf_too: bool = True) -> tuple[Path, Path]:
+    """The bf16 Hugging Face folder and the bf16 GGUF of the benchmark model (cached; the GGUF
+    only with `gguf_too`: writing it needs gguf-py)."""
     s = models.QWEN2
     hf, gguf = work / f"{s.name}-bf16", work / f"{s.name}-bf16.gguf"
-    if not (hf / "model.safetensors").exists() or not gguf.exists():
+    if not (hf / "model.safetensors").exists() or (gguf_too and not gguf.exists()):
         log(f"writing {s.name} (bf16) into {work}")
         t = models.random_tensors(s)
         hf.mkdir(parents=True, exist_ok=True)
@@ -76,7 +77,8 @@ def make_model(work: Path) -> tuple[Path, Path]:
         cfg["torch_dtype"] = "bfloat16"
         (hf / "config.json").write_text(json.dumps(cfg, indent=2))
         write_safetensors(hf / "model.safetensors", t, "BF16")
-        models.write_gguf(s, t, "bf16", gguf)
+        if gguf_too:
+            models.write_gguf(s, t, "bf16", gguf)
     return hf, gguf
 
 
@@ -161,7 +163,7 @@ def main() -> int:
     a = ap.parse_args()
     levels = [int(x) for x in a.parallel.split(",")]
     a.work.mkdir(parents=True, exist_ok=True)
-    hf, gguf = make_model(a.work)
+    hf, gguf = make_model(a.work, gguf_too=not a.no_llama)
     n_req = max([a.min_requests] + levels)
     relay, wl = workload(a.work, hf, n_req, a.threads, a.bf16_products)
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
