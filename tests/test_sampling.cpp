@@ -11,11 +11,16 @@
 // naive double log-softmax within 1e-4.
 //
 // Mutation checks (2026-12-06), each alone, this program rebuilt:
-//   top-p keeping one token too few (select_top_mass returns L - 1)       -> distributions fail
-//   temperature applied after top-p (top-p's weights from unscaled logits) -> distributions fail
-//   repetition penalty multiplying positive logits instead of dividing    -> distributions fail
-//   the draw's walk over the kept set off by one (acc >= target)          -> passes: a measure-zero
-//                                                                            change, as it should
+//   top-p keeping one token too few (truncate drops the last of top-p's set)  -> 10 chi2 fail
+//   temperature applied after top-p (the cut's weights from unscaled logits) -> probability-0
+//                                                                               tokens drawn
+//   repetition penalty multiplying positive logits instead of dividing       -> chi2 and
+//                                                                               logprobs fail
+//   min-p filtering before top-p (top-p's mass without min-p's drops)        -> "top-p 0.7,
+//                                                                               min-p 0.2" fails
+//   the draw's walk taking acc >= target instead of >                        -> passes: it moves
+//                                                                               only u on a
+//                                                                               boundary
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -11,9 +11,11 @@
 // the batch scheduler, 16 seeded requests in flight give each request's ids alone.
 //
 // Mutation checks (2026-12-06), each alone, this program rebuilt:
-//   the penalties count the prompt (Decoder::prefill feeds it to Sampler::accepted) -> fails
-//   the step counter not advanced (every step draws uniform 0's)                     -> fails
-//   the request stream ignored by the scheduler (stage i not offset)                 -> fails
+//   the penalties count the prompt (Decoder::prefill feeds it to Sampler::accepted) -> 5 replayed
+//                                                                  ids and 200+ logprobs differ
+//   every step draws with step 0's uniform (Sampler::choose(row, 0))  -> 57 replayed ids differ
+//   the scheduler not passing a request's sampling to Stage::open     -> "the requests really
+//                                                                        sampled" fails
 #include <doctest/doctest.h>
 
 #include <cmath>
