@@ -160,6 +160,49 @@ if os.path.isfile(os.path.join(demo, "config.json")):
     check(ok, f"--step-logits with a grammar: masked rows, null rows for forced tokens ({out.strip()[:120]}, "
               f"status {rc}, {err.strip()})")
 
+# Sampling (docs/sampling.md): a seed replays; seeds differ; the seed is printed; without one a
+# drawn seed is printed and replays; --logprobs leaves greedy ids alone and its values are the
+# log-softmax of the row that chose each token; bad values name their option.
+import math  # noqa: E402
+
+
+def sampled(*extra):
+    rc, out, err = run(*base, "--ignore-eos", "--json", *extra)
+    return (json.loads(out) if rc == 0 else None), rc, err
+
+
+sample_args = ["--temperature", "1.3", "--top-p", "0.95", "--top-k", "50"]
+a1, rc, err = sampled(*sample_args, "--seed", "7")
+a2, _, _ = sampled(*sample_args, "--seed", "7")
+check(a1 is not None and a2 is not None and a1["ids"] == a2["ids"] and a1["seed"] == 7,
+      f"--seed 7 twice: the same ids, seed printed (status {rc}, {err.strip()})")
+outs = [sampled(*sample_args, "--seed", str(k))[0]["ids"] for k in range(4)]
+check(len({tuple(o) for o in outs}) >= 3 and any(o != run_["tokens"] for o in outs),
+      f"four seeds give different ids, not the greedy ones: {outs}")
+d1, rc, err = sampled(*sample_args)
+check(d1 is not None and isinstance(d1.get("seed"), int), f"no --seed: a drawn seed is printed ({err.strip()})")
+if d1 is not None:
+    again, _, _ = sampled(*sample_args, "--seed", str(d1["seed"]))
+    check(again is not None and again["ids"] == d1["ids"], "the printed seed replays the run")
+lp, rc, err = sampled("--logprobs", "3", "--step-logits")
+ok = lp is not None and lp["ids"] == run_["tokens"] and len(lp["logprobs"]) == n
+if ok:
+    for row, e, t in zip(lp["step_logits"], lp["logprobs"], lp["ids"]):
+        m = max(row)
+        lse = m + math.log(sum(math.exp(x - m) for x in row))
+        tops = [x["logprob"] for x in e["top"]]
+        ok = ok and e["id"] == t and abs(e["logprob"] - (row[t] - lse)) < 1e-4
+        ok = ok and len(tops) == 3 and tops == sorted(tops, reverse=True)
+        ok = ok and e["top"][0]["id"] == t
+check(ok, f"--logprobs 3: greedy ids kept; each logprob is the log-softmax of its row (status {rc}, {err.strip()})")
+for flag, value in [("--top-p", "1.5"), ("--temperature", "-1"), ("--top-k", "-2"),
+                    ("--min-p", "nan"), ("--presence-penalty", "3"), ("--repeat-penalty", "0"),
+                    ("--logprobs", "30"), ("--seed", "-1")]:
+    rc, out, err = run(*base, "--json", flag, value)
+    check(rc == 2 and flag in err and out == "", f"{flag} {value}: status {rc}, {err.strip()}")
+rc, out, err = run(*base, "--logprobs", "2")
+check(rc == 2 and "--logprobs needs --json" in err, f"--logprobs without --json: {err.strip()}")
+
 # Errors: a malformed command line is status 2 with a message; bad inputs status 1.
 rc, out, err = run("generate", "--ids", "1,2", "--max-new", "4")
 check(rc == 2 and "--model" in err and out == "", f"missing --model: status {rc}, stderr names --model")

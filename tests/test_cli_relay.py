@@ -128,6 +128,68 @@ rc, out, err = run("relay", "--config", cfg, "--requests", os.path.join(work, "b
 check(rc == 1 and "bad.jsonl line 2" in err and "-4" in err,
       f"a bad request line: exit 1 naming file, line and value ({err.strip()})")
 
+# --- sampling (docs/sampling.md) ------------------------------------------------------------
+# The command line's options over the file's: equal to the file with every stage's "sampling".
+def relay_json(config, ids, *extra):
+    rc, out, err = run("relay", "--config", config, "--ids", ",".join(map(str, ids)), "--json",
+                       *extra)
+    return (json.loads(out) if rc == 0 else None), rc, err
+
+
+sampled_spec = json.loads(json.dumps(spec))
+for st in sampled_spec["stages"]:
+    st["sampling"] = {"temperature": 1.1, "top_k": 60, "seed": 9}
+sampled_cfg = os.path.join(work, "relay-sampled.json")
+json.dump(sampled_spec, open(sampled_cfg, "w"))
+differ = 0
+for k, r in enumerate(batch_requests):
+    from_file, rc, err = relay_json(sampled_cfg, r)
+    from_flags, rc2, err2 = relay_json(cfg, r, "--temperature", "1.1", "--top-k", "60", "--seed", "9")
+    ok = from_file is not None and from_flags is not None
+    check(ok and [x["ids"] for x in from_file["stages"]] == [x["ids"] for x in from_flags["stages"]]
+          and from_flags["seed"] == 9,
+          f"request {k}: the sampling flags equal the file's \"sampling\" ({err.strip()} {err2.strip()})")
+    if ok:
+        differ += [x["ids"] for x in from_file["stages"]] != [x["ids"] for x in singles[k]["stages"]]
+check(differ >= 3, f"sampling changed {differ} of {len(batch_requests)} requests' stages")
+lp, rc, err = relay_json(cfg, batch_requests[0], "--logprobs", "2")
+check(lp is not None and [x["ids"] for x in lp["stages"]] == [x["ids"] for x in singles[0]["stages"]]
+      and all(len(x["logprobs"]) == len(x["ids"]) and
+              all(len(e["top"]) == 2 and e["top"][0]["id"] == e["id"] for e in x["logprobs"])
+              for x in lp["stages"]),
+      f"--logprobs 2: greedy ids kept, one entry per id, its own best alternative ({err.strip()})")
+# A --requests line's own "sampling": batched (3 in flight) equals each line run alone.
+sampled_jsonl = os.path.join(work, "requests-sampled.jsonl")
+with open(sampled_jsonl, "w") as f:
+    for k, r in enumerate(batch_requests):
+        line = {"ids": r}
+        if k % 2 == 0:
+            line["sampling"] = {"temperature": 1.3, "top_p": 0.9, "seed": 100 + k}
+        f.write(json.dumps(line) + "\n")
+runs = {}
+for conc in ("1", "3"):
+    rc, out, err = run("relay", "--config", cfg, "--requests", sampled_jsonl, "--concurrency", conc,
+                       "--json")
+    runs[conc] = [[x["ids"] for x in json.loads(l)["stages"]] for l in out.splitlines()[:-1]] if rc == 0 else None
+    check(rc == 0, f"--requests with sampled lines, --concurrency {conc} (status {rc}, {err.strip()})")
+check(runs["1"] is not None and runs["1"] == runs["3"],
+      "sampled --requests lines: the same ids one at a time and 3 in flight")
+if runs["1"]:
+    check(all(runs["1"][k] == [x["ids"] for x in singles[k]["stages"]] for k in (1, 3)) and
+          any(runs["1"][k] != [x["ids"] for x in singles[k]["stages"]] for k in (0, 2, 4)),
+          "lines without \"sampling\" stay greedy; lines with it sample")
+rc, out, err = run("relay", "--config", cfg, "--requests", sampled_jsonl, "--sequential")
+check(rc == 1 and "drop --sequential" in err, f"a sampled line with --sequential: {err.strip()}")
+rc, out, err = run("relay", "--config", cfg, "--ids", "1", "--top-p", "2")
+check(rc == 2 and "--top-p" in err, f"--top-p 2: status {rc}, {err.strip()}")
+bad_spec = json.loads(json.dumps(spec))
+bad_spec["stages"][1]["sampling"] = {"temperature": 1, "logit_bias": {"384": 1}}
+bad_cfg = os.path.join(work, "relay-bad-bias.json")
+json.dump(bad_spec, open(bad_cfg, "w"))
+rc, out, err = run("relay", "--config", bad_cfg, "--ids", "1")
+check(rc == 1 and "reason" in err and "logit_bias names token 384" in err,
+      f"a logit_bias id outside the vocabulary: exit 1 naming stage and id ({err.strip()})")
+
 # --- text: a byte-level ChatML tokenizer within qwen-c's 384 ids ---------------------------
 def byte_alphabet():
     out, nxt = [], 256

@@ -50,6 +50,7 @@
 #include "cuda_entry.hpp"
 #include "generate_instances.hpp"  // compiled once, in dispatch/
 #include "host_choice.hpp"
+#include "sampling_choice.hpp"
 #include "storage_choice.hpp"
 
 using namespace baton;
@@ -65,6 +66,9 @@ constexpr std::string_view kUsage =
     "TEXT)\n"
     "                      --max-new N [--regex PATTERN | --json-schema FILE] [--ignore-eos]\n"
     "                      [--json] [--logits] [--step-logits] [--backend host|cuda]\n"
+    "                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed N]\n"
+    "                      [--repeat-penalty R] [--presence-penalty X] [--frequency-penalty X]\n"
+    "                      [--logprobs N]\n"
     "  --model DIR       Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
     "  --adapter DIR     PEFT LoRA adapter folder (adapter_config.json + "
     "adapter_model.safetensors)\n"
@@ -91,6 +95,7 @@ struct Args {
   std::optional<BackendChoice> backend;   ///< --backend; unset: the build's default
   baton::cli::HostChoice host;            ///< --threads, --bf16-products
   std::optional<baton::Storage> storage;  ///< --storage; unset: the checkpoint's dtype
+  baton::cli::SamplingChoice sampling;    ///< --temperature, --seed, --logprobs, ...
 };
 
 Args parse_args(int argc, char** argv) {
@@ -142,6 +147,7 @@ Args parse_args(int argc, char** argv) {
       a.backend = baton::cli::parse_backend(value());
     } else if (baton::cli::parse_host_option(arg, value, a.host)) {
     } else if (baton::cli::parse_storage_option(arg, value, a.storage)) {
+    } else if (baton::cli::parse_sampling_option(arg, value, a.sampling)) {
     } else {
       throw ArgError{"unknown option '" + detail::excerpt(arg) + "'"};
     }
@@ -158,6 +164,8 @@ Args parse_args(int argc, char** argv) {
   if (a.max_new < 1)
     throw ArgError{"--max-new must be at least 1 (got " + std::to_string(a.max_new) + ")"};
   if (a.logits && !a.json) throw ArgError{"--logits needs --json"};
+  if (a.sampling.options.logprobs && !a.json) throw ArgError{"--logprobs needs --json"};
+  baton::cli::finish_sampling_choice(a.sampling);
   if (a.step_logits && !a.json) throw ArgError{"--step-logits needs --json"};
   if (a.backend == BackendChoice::cuda && (a.have_regex || !a.json_schema.empty()))
     throw ArgError{"--regex and --json-schema run on --backend host only (so far)"};
@@ -201,8 +209,8 @@ int cmd_generate(int argc, char** argv) {
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << baton::cli::backend_usage() << baton::cli::host_usage()
-              << baton::cli::storage_usage();
+    std::cout << kUsage << baton::cli::kSamplingUsage << baton::cli::backend_usage()
+              << baton::cli::host_usage() << baton::cli::storage_usage();
     return 0;
   }
   const BackendChoice backend = baton::cli::resolve_backend(a.backend);
@@ -254,7 +262,8 @@ int cmd_generate(int argc, char** argv) {
                        .keep_first_logits = a.logits,
                        .keep_step_logits = a.step_logits,
                        .grammar = constraint,
-                       .storage = a.storage};
+                       .storage = a.storage,
+                       .sampling = a.sampling.options};
   cli::Generated g;
   if (backend == BackendChoice::cuda) {
 #if BATON_CLI_CUDA  // without CUDA, parse_backend has refused --backend cuda already
@@ -275,6 +284,10 @@ int cmd_generate(int argc, char** argv) {
     std::cout << "{\"ids\":[";
     for (std::size_t i = 0; i < g.ids.size(); ++i) std::cout << (i ? "," : "") << g.ids[i];
     std::cout << "],\"backend\":\"" << cli::backend_name(backend) << "\"";
+    if (a.sampling.any) std::cout << ",\"seed\":" << a.sampling.options.seed;
+    if (a.sampling.options.logprobs) {
+      std::cout << ",\"logprobs\":" << cli::logprobs_json(g.logprobs).dump();
+    }
     if (tok)
       std::cout << ",\"text\":"
                 << nlohmann::json(text::replace_invalid_utf8(tok->decode_known(g.ids))).dump();

@@ -39,6 +39,7 @@
 #include "host_choice.hpp"
 #include "relay_requests.hpp"
 #include "relay_setup.hpp"
+#include "sampling_choice.hpp"
 #include "storage_choice.hpp"
 
 using namespace baton;
@@ -55,6 +56,7 @@ constexpr std::string_view kUsage =
     "[--trace]\n"
     "                   [--backend host|cuda] [--threads N]\n"
     "                   [--bf16-products | --f32-products]\n"
+    "                   [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed N] ...\n"
     "       baton relay --config FILE --requests FILE.jsonl [--concurrency N | --sequential] "
     "[--json]\n"
     "  --config FILE  relay description (JSON; see docs/relay.md)\n"
@@ -65,12 +67,15 @@ constexpr std::string_view kUsage =
     "  --trace        record every decode step (token, position, time) and print the table\n"
     "  --requests F   many requests, one JSON object per line ({\"ids\": [..]} or {\"text\": "
     "\"..\"}),\n"
-    "                 batched: one result line each, then a summary (docs/batching.md)\n"
+    "                 batched: one result line each, then a summary (docs/batching.md);\n"
+    "                 a line's own \"sampling\": {...} replaces the stages' (docs/sampling.md)\n"
     "  --concurrency N  requests in flight with --requests (slots per stage; default 1)\n"
     "  --sequential   with --requests: one request after another through the relay itself\n"
     "                 (no batching; the baseline)\n"
     "  --request-specials  request text may spell added tokens (<|im_end|>) as those tokens\n"
-    "                 (default: request text is plain text, as untrusted input must be)\n";
+    "                 (default: request text is plain text, as untrusted input must be)\n"
+    "  The sampling options below apply to every stage over its file's \"sampling\" (an\n"
+    "  \"exact\" stage takes only --seed and --logprobs):\n";
 
 struct Args {
   std::string config;
@@ -85,6 +90,7 @@ struct Args {
   std::optional<cli::BackendChoice> backend;  ///< --backend; unset: the build's default
   cli::HostChoice host;                       ///< --threads, --bf16-products
   std::optional<Storage> storage;             ///< --storage; unset: the relay file's
+  cli::SamplingChoice sampling;               ///< --temperature, --seed, ... over the file's
 };
 
 Args parse_args(int argc, char** argv) {
@@ -121,6 +127,7 @@ Args parse_args(int argc, char** argv) {
       a.backend = cli::parse_backend(value());
     } else if (cli::parse_host_option(arg, value, a.host)) {
     } else if (cli::parse_storage_option(arg, value, a.storage)) {
+    } else if (cli::parse_sampling_option(arg, value, a.sampling)) {
     } else if (arg.starts_with("--")) {
       throw cli::ArgError{"unknown option '" + detail::excerpt(arg) + "'"};
     } else {
@@ -130,6 +137,8 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.help) return a;
   if (a.config.empty()) throw cli::ArgError{"--config FILE is required"};
+  if (a.sampling.options.logprobs && !a.json) throw cli::ArgError{"--logprobs needs --json"};
+  cli::finish_sampling_choice(a.sampling);
   if (a.requests) {
     if (a.ids || a.text) throw cli::ArgError{"--requests replaces --ids and the question"};
     if (a.repeat != 1 || a.trace)
@@ -199,7 +208,8 @@ int cmd_relay(int argc, char** argv) {
     return 2;
   }
   if (a.help) {
-    std::cout << kUsage << cli::backend_usage() << cli::host_usage() << cli::storage_usage();
+    std::cout << kUsage << cli::kSamplingUsage << cli::backend_usage() << cli::host_usage()
+              << cli::storage_usage();
     return 0;
   }
   if (a.backend) (void)cli::resolve_backend(a.backend);  // before anything is loaded
@@ -216,6 +226,14 @@ int cmd_relay(int argc, char** argv) {
   if (a.host.threads) spec.host.threads = *a.host.threads;
   if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
   if (a.storage) spec.storage = a.storage;
+  // The sampling options given apply to every stage over its file's "sampling"; an exact stage
+  // (a verifier) keeps choosing by argmax and takes only the seed and --logprobs.
+  if (a.sampling.any)
+    for (StageSpec& st : spec.stages) {
+      SamplingOptions s = a.sampling.over(st.sampling);
+      if (st.exact) s.params = st.sampling.params;
+      st.sampling = std::move(s);
+    }
   // With --requests, a tokenizer next to the model is taken for text lines, if any.
   std::optional<Tokenizer> tok =
       cli::relay_tokenizer(spec, a.config, a.text.has_value(), a.requests.has_value());
@@ -227,9 +245,13 @@ int cmd_relay(int argc, char** argv) {
   // Request text is text (added tokens written in it are not matched) unless the operator says
   // otherwise: --request-specials, or the relay file's "trusted_text".
   const bool specials = a.request_specials || spec.trusted_text;
-  if (a.requests)
+  if (a.requests) {
+    std::string exact;  // a stage a line's own sampling may not alter
+    for (const StageSpec& st : spec.stages)
+      if (st.exact) exact = st.name;
     return cli::run_request_file(*relay, *a.requests, a.concurrency, a.sequential, a.json, tok,
-                                 specials);
+                                 specials, exact);
+  }
   const std::vector<std::int32_t> request =
       a.ids ? *a.ids : (specials ? tok->encode(*a.text) : tok->encode_ordinary_text(*a.text));
   RelayResult r = relay->run(request);
@@ -251,6 +273,7 @@ int cmd_relay(int argc, char** argv) {
                           {"shared_ms", r.shared_ms},
                           {"stages", nlohmann::json::array()}};
     if (a.repeat > 1) out["median_total_ms"] = median_ms;
+    if (a.sampling.any) out["seed"] = a.sampling.options.seed;
     for (const StageRun& s : r.runs) {
       nlohmann::json j = {{"name", s.name},
                           {"cycle", s.cycle},
@@ -262,6 +285,7 @@ int cmd_relay(int argc, char** argv) {
                           {"skipped", s.skipped},
                           {"host_waits", s.host_waits}};
       if (!s.stopped_by.empty()) j["stopped_by"] = s.stopped_by;
+      if (!s.logprobs.empty()) j["logprobs"] = cli::logprobs_json(s.logprobs);
       if (tok) j["text"] = tok->decode_known(s.ids);
       if (a.trace) {
         j["trace"] = nlohmann::json::array();

@@ -13,6 +13,7 @@
 
 #include "baton/backend/exec_binding.hpp"
 #include "baton/core/storage.hpp"
+#include "baton/model/sampling.hpp"
 
 namespace baton {
 class HostContext;
@@ -33,6 +34,7 @@ struct GenerateJob {
   std::shared_ptr<const grammar::TokenGrammar> grammar;  ///< --regex / --json-schema (host only)
   HostContext* host_context = nullptr;  ///< host: the pool the forward runs on (null: OpenMP)
   std::optional<Storage> storage;       ///< the base model's storage; unset: the checkpoint's
+  SamplingOptions sampling;             ///< --temperature, --seed, ... (greedy by default)
 };
 
 struct Generated {
@@ -41,6 +43,7 @@ struct Generated {
   /// Filled only when asked for: one row per id, the logits that chose it (after the grammar's
   /// mask); an empty row where the step supplied its token without a forward (step-skip).
   std::vector<std::vector<float>> step_logits;
+  std::vector<TokenLogprobs> logprobs;  ///< one per id when --logprobs asked
   /// What the execution context counted (device-loop backends: CUDA, the host grid): waits,
   /// run-time allocations, graph captures and replays.
   ExecCounters exec;

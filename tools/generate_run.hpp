@@ -77,7 +77,7 @@ Generated generate(const GenerateJob& job) {
   } else if constexpr (!std::is_void_v<exec_context_t<B>>) {
     ws.extras.bind(own.ctx);
   }
-  const DecodeOptions opt{job.max_new, job.stop_ids};
+  const DecodeOptions opt{job.max_new, job.stop_ids, job.sampling};
   Generated out;
   // The library's decode loop, exactly as a stage runs it: no hook (unless --step-logits asks
   // for every row), so on a device backend it stays on the device. The first logits row is the
@@ -108,6 +108,7 @@ Generated generate(const GenerateJob& job) {
       d.run();
     }
     out.ids = d.result().ids;
+    out.logprobs = d.result().logprobs;
     if constexpr (!std::is_void_v<exec_context_t<B>>) out.exec = own.ctx.counters();
   };
   if constexpr (B::is_device) {

@@ -14,26 +14,44 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/io/json_util.hpp"
+#include "baton/relay/sampling_json.hpp"
+#include "sampling_choice.hpp"
 
 namespace baton::cli {
 
 namespace {
 
+/// One line of a requests file: its ids, and its own sampling options when it has them.
+struct RequestLine {
+  std::vector<std::int32_t> ids;
+  std::optional<SamplingOptions> sampling;
+};
+
 /// The requests of a JSONL file, as ids (text encoded with `tok`, as plain text unless
-/// `specials`).
-std::vector<std::vector<std::int32_t>> read_requests(const std::filesystem::path& file,
-                                                     const std::optional<Tokenizer>& tok,
-                                                     bool specials) {
+/// `specials`), each with its "sampling" object if any (relay/sampling_json.hpp; it replaces
+/// the stages' own, on every stage).
+std::vector<RequestLine> read_requests(const std::filesystem::path& file,
+                                       const std::optional<Tokenizer>& tok, bool specials,
+                                       const std::string& exact_stage) {
   const std::string text = io::read_text_file(file, io::kMaxConfigBytes);
-  std::vector<std::vector<std::int32_t>> out;
+  std::vector<RequestLine> out;
   std::istringstream in(text);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = file.string() + " line " + std::to_string(n);
     const nlohmann::json j = io::parse_json_strict(line, where);
-    BATON_CHECK(j.is_object() && (j.contains("ids") != j.contains("text")) && j.size() == 1,
-                config_error, where, ": expected {\"ids\": [...]} or {\"text\": \"...\"}");
+    BATON_CHECK(j.is_object() && (j.contains("ids") != j.contains("text")) &&
+                    j.size() == (j.contains("sampling") ? 2u : 1u),
+                config_error, where,
+                ": expected {\"ids\": [...]} or {\"text\": \"...\"}, with an optional "
+                "\"sampling\": {...}");
+    std::optional<SamplingOptions> sampling;
+    if (j.contains("sampling")) sampling = read_sampling(j["sampling"], where + ": sampling");
+    // A line's options reach every stage: an exact one (a verifier) must keep its argmax.
+    BATON_CHECK(!sampling || !sampling->alters_choice() || exact_stage.empty(), config_error, where,
+                ": its \"sampling\" would alter the choices of stage '", exact_stage,
+                "', which is exact (\"exact\": true): a line may only ask for logprobs there");
     if (j.contains("ids")) {
       const auto& ids = j["ids"];
       BATON_CHECK(ids.is_array() && !ids.empty(), config_error, where,
@@ -45,13 +63,13 @@ std::vector<std::vector<std::int32_t>> read_requests(const std::filesystem::path
                     io::detail::show(x), ", not a token id");
         v.push_back(static_cast<std::int32_t>(*id));
       }
-      out.push_back(std::move(v));
+      out.push_back({std::move(v), sampling});
     } else {
       BATON_CHECK(j["text"].is_string(), config_error, where, ": \"text\" must be a string");
       BATON_CHECK(tok.has_value(), config_error, where,
                   ": a text request needs the relay's tokenizer (field 'tokenizer')");
       const std::string t = j["text"].get<std::string>();
-      out.push_back(specials ? tok->encode(t) : tok->encode_ordinary_text(t));
+      out.push_back({specials ? tok->encode(t) : tok->encode_ordinary_text(t), sampling});
     }
   }
   BATON_CHECK(!out.empty(), config_error, file.string(), ": no requests");
@@ -76,8 +94,7 @@ struct DecodePhase {
   long long rows = 0;
   double seconds = 0;
 };
-std::vector<RelayResult> run_batched(RuntimeRelay& relay,
-                                     const std::vector<std::vector<std::int32_t>>& requests,
+std::vector<RelayResult> run_batched(RuntimeRelay& relay, const std::vector<RequestLine>& requests,
                                      int concurrency, long long& steps, long long& rows,
                                      DecodePhase& decode) {
   SchedulerOptions opt;
@@ -89,7 +106,9 @@ std::vector<RelayResult> run_batched(RuntimeRelay& relay,
   std::size_t next = 0, done = 0;
   while (done < requests.size()) {
     while (next < requests.size() && sched->pending() < concurrency) {
-      index[sched->submit(requests[next])] = next;
+      RequestOptions o;
+      o.sampling = requests[next].sampling;
+      index[sched->submit(requests[next].ids, std::move(o))] = next;
       ++next;
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -117,9 +136,12 @@ std::vector<RelayResult> run_batched(RuntimeRelay& relay,
 /// Every request one after another through the relay itself (RuntimeRelay::try_run: no
 /// scheduler), each timed from its start.
 std::vector<RelayResult> run_sequential(RuntimeRelay& relay,
-                                        const std::vector<std::vector<std::int32_t>>& requests) {
+                                        const std::vector<RequestLine>& requests) {
   std::vector<RelayResult> results;
-  for (const auto& r : requests) results.push_back(relay.try_run(r));
+  for (std::size_t k = 0; k < requests.size(); ++k)
+    BATON_CHECK(!requests[k].sampling, usage_error, "request ", k,
+                " has its own \"sampling\", which the batch scheduler applies: drop --sequential");
+  for (const auto& r : requests) results.push_back(relay.try_run(r.ids));
   return results;
 }
 
@@ -127,8 +149,8 @@ std::vector<RelayResult> run_sequential(RuntimeRelay& relay,
 
 int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int concurrency,
                      bool sequential, bool json, const std::optional<Tokenizer>& tok,
-                     bool request_specials) {
-  const auto requests = read_requests(file, tok, request_specials);
+                     bool request_specials, const std::string& exact_stage) {
+  const auto requests = read_requests(file, tok, request_specials, exact_stage);
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   long long steps = 0, rows = 0;
@@ -157,6 +179,7 @@ int run_request_file(RuntimeRelay& relay, const std::filesystem::path& file, int
       for (const StageRun& s : r.runs) {
         nlohmann::json j = {{"name", s.name}, {"cycle", s.cycle}, {"ids", s.ids}, {"ms", s.ms}};
         if (tok) j["text"] = tok->decode_known(s.ids);
+        if (!s.logprobs.empty()) j["logprobs"] = logprobs_json(s.logprobs);
         out["stages"].push_back(std::move(j));
       }
       std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -10,8 +10,11 @@ Starts servers on free loopback ports and checks, on the bundled word-problems r
     sequentially, one request at a time, by the same program), usage counts, the extension;
   - 64 concurrent clients: every answer equal, and the steps really were batched;
   - max_tokens: equal to the relay with that max_new on its output stage;
-  - every error path: invalid JSON, unknown model, wrong types, sampling fields, unknown
-    fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
+  - sampling (docs/sampling.md): temperature/top_p/seed on the output stage equal `baton relay`
+    with that stage's "sampling" in the file; a seed replays; without one the server draws and
+    reports it (baton.seed), and sending it back replays; logprobs in both endpoints' shapes;
+  - every error path: invalid JSON, unknown model, wrong types, sampling fields out of range
+    (400 naming the field), n > 1 and stop strings (not supported yet), unknown fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
     an unknown URL, the API key (401), a full queue (429);
   - a client that disconnects mid-stream: its rows are freed at once, the requests beside it
     are unaffected; clients that hang up right after [DONE] cost the server nothing;
@@ -292,7 +295,20 @@ expect_error({"model": "word-problems", "messages": [{"role": "system", "content
              "messages")
 expect_error({"model": "word-problems", "messages": msgs, "max_tokens": "5"}, 400, "max_tokens")
 expect_error({"model": "word-problems", "messages": msgs, "max_tokens": 0}, 400, "max_tokens")
-expect_error({"model": "word-problems", "messages": msgs, "temperature": 0.7}, 400, "temperature")
+for field, value in [("temperature", 2.5), ("temperature", -0.1), ("temperature", "hot"),
+                     ("top_p", 1.5), ("top_k", -1), ("top_k", 2.5), ("min_p", 2),
+                     ("presence_penalty", 3), ("frequency_penalty", -2.5), ("repeat_penalty", 0),
+                     ("seed", "x"), ("seed", 1.5), ("logit_bias", {"5": 200}),
+                     ("logit_bias", {"x": 1}), ("logit_bias", {"999999": 1}), ("logit_bias", [1]),
+                     ("logprobs", 3), ("top_logprobs", 25), ("stop", ["\n"])]:
+    expect_error({"model": "word-problems", "messages": msgs, field: value}, 400, field,
+                 what=f"{field} = {value!r}")
+expect_error({"model": "word-problems", "messages": msgs, "top_logprobs": 2}, 400,
+             "top_logprobs", what="top_logprobs without logprobs")
+expect_error({"model": "word-problems", "messages": msgs, "logprobs": True, "stream": True}, 400,
+             "logprobs", what="logprobs with stream")
+expect_error({"model": "word-problems", "prompt": "x", "logprobs": 21}, 400, "logprobs",
+             endpoint=main.base + "/v1/completions")
 expect_error({"model": "word-problems", "messages": msgs, "n": 2}, 400, "n")
 expect_error({"model": "word-problems", "messages": msgs, "stream": "yes"}, 400, "stream")
 expect_error({"model": "word-problems", "messages": msgs, "frobnicate": 1}, 400, "frobnicate",
@@ -305,8 +321,8 @@ expect_error({"model": "word-problems", "prompt": "x" * (2 << 20)}, 413, code="b
              endpoint=main.base + "/v1/completions", what="a 2 MiB body")
 expect_error({}, 404, code="unknown_url", endpoint=main.base + "/v2/nothing", what="unknown URL")
 try:
-    c.chat.completions.create(model="word-problems", messages=msgs, temperature=0.9)
-    check(False, "the openai client: temperature 0.9 accepted")
+    c.chat.completions.create(model="word-problems", messages=msgs, temperature=3.0)
+    check(False, "the openai client: temperature 3 accepted")
 except openai.BadRequestError as e:
     check(e.status_code == 400 and "temperature" in str(e), f"openai client 400: {e}")
 try:
@@ -314,6 +330,60 @@ try:
     check(False, "the openai client: an unknown model accepted")
 except openai.NotFoundError as e:
     check(e.status_code == 404, f"openai client 404: {e}")
+
+# ---- sampling ---------------------------------------------------------------------------------
+# The reference: `baton relay` on the bundled relay with the output stage's "sampling" in the
+# file (its stream is the stage's index, as a server request's on that stage).
+SAMPLING = {"temperature": 0.9, "top_p": 0.95, "seed": 42}
+sampled = absolute(BUNDLED)
+sampled["name"] = "sampled"
+sampled["stages"][1]["sampling"] = SAMPLING
+SAMPLED_REFS = reference(write_relay("sampled.json", sampled), QUESTIONS[:8])
+differ = 0
+for k in range(8):
+    r = chat(c, QUESTIONS[k], **SAMPLING)
+    got = r.choices[0].message.content
+    check(got == SAMPLED_REFS[k]["text"],
+          f"sampled chat {k}: {got!r} != baton relay's {SAMPLED_REFS[k]['text']!r}")
+    check(r.to_dict()["baton"].get("seed") == 42, f"sampled chat {k}: baton.seed")
+    differ += got != REFS[k]["text"]
+    if k < 2:  # the same seed again, and through the completions endpoint
+        check(chat(c, QUESTIONS[k], **SAMPLING).choices[0].message.content == got,
+              f"sampled chat {k}: the same seed replays")
+        t = c.completions.create(model="word-problems", prompt=QUESTIONS[k], **SAMPLING)
+        check(t.choices[0].text == got, f"sampled completion {k}: {t.choices[0].text!r}")
+check(differ >= 2, f"sampling changed {differ} of 8 answers from the greedy ones")
+# Without a seed the server draws one and reports it; sending it back replays the answer.
+drawn = []
+for k in range(3):
+    r = chat(c, QUESTIONS[0], temperature=1.5)
+    seed = r.to_dict()["baton"].get("seed")
+    check(isinstance(seed, int), f"unseeded request {k}: baton.seed {seed!r}")
+    drawn.append(seed)
+    again = chat(c, QUESTIONS[0], temperature=1.5, seed=seed)
+    check(again.choices[0].message.content == r.choices[0].message.content,
+          f"unseeded request {k}: its reported seed replays it")
+check(len(set(drawn)) == 3, f"drawn seeds differ: {drawn}")
+# Log-probabilities: greedy ids unchanged, one entry per output token, alternatives in order.
+r = chat(c, QUESTIONS[2], logprobs=True, top_logprobs=3)
+check(r.choices[0].message.content == REFS[2]["text"], "logprobs do not change a greedy answer")
+content = r.choices[0].logprobs.content
+check(len(content) == r.usage.completion_tokens, f"logprobs: {len(content)} entries")
+for e in content:
+    tops = [t.logprob for t in e.top_logprobs]
+    check(len(tops) == 3 and tops == sorted(tops, reverse=True) and e.logprob <= 0,
+          f"logprobs entry {e}")
+    check(abs(e.logprob - tops[0]) < 1e-6, f"a greedy token is its own top alternative: {e}")
+check("".join(e.token for e in content) == r.choices[0].message.content,
+      "logprobs tokens spell the answer")
+t = c.completions.create(model="word-problems", prompt=QUESTIONS[2], logprobs=2)
+lp = t.choices[0].logprobs
+check(len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp.text_offset)
+      and all(len(x) <= 2 for x in lp.top_logprobs), f"completions logprobs: {lp}")
+check("".join(lp.tokens) == t.choices[0].text, "completions logprobs tokens spell the text")
+print("sampling: equal to baton relay with the stage's sampling; seeds replay; logprobs",
+      flush=True)
+
 # The server still answers correctly after every error.
 check(chat(c, QUESTIONS[1]).choices[0].message.content == REFS[1]["text"], "after the errors")
 print("error paths: checked", flush=True)

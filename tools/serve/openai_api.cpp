@@ -3,6 +3,8 @@
 #include "openai_api.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <span>
 
 #include "baton/core/error.hpp"
@@ -26,10 +28,23 @@ std::string shown(const nlohmann::json& v) {
 }
 
 /// Fields every endpoint takes; a sampling field only at its greedy value.
-constexpr std::string_view kCommon[] = {
-    "model", "stream",    "stream_options", "max_tokens",       "temperature",       "top_p",
-    "n",     "seed",      "user",           "presence_penalty", "frequency_penalty", "logprobs",
-    "stop",  "logit_bias"};
+constexpr std::string_view kCommon[] = {"model",
+                                        "stream",
+                                        "stream_options",
+                                        "max_tokens",
+                                        "temperature",
+                                        "top_p",
+                                        "n",
+                                        "seed",
+                                        "user",
+                                        "presence_penalty",
+                                        "frequency_penalty",
+                                        "logprobs",
+                                        "stop",
+                                        "logit_bias",
+                                        "top_k",
+                                        "min_p",
+                                        "repeat_penalty"};
 constexpr std::string_view kChat[] = {"messages", "max_completion_tokens", "response_format",
                                       "tool_choice", "top_logprobs"};
 constexpr std::string_view kCompletion[] = {"prompt", "echo", "suffix", "best_of"};
@@ -52,6 +67,96 @@ void only_value(const nlohmann::json& j, const char* key, const nlohmann::json& 
                 const char* why) {
   if (!j.contains(key) || j[key].is_null() || j[key] == allowed) return;
   throw bad(key, std::string("'") + key + "' = " + shown(j[key]) + " is not supported: " + why);
+}
+
+/// A number field in [lo, hi] (or absent/null): its value, or a 400 naming it.
+std::optional<double> ranged_number(const nlohmann::json& j, const char* key, double lo,
+                                    double hi) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number())
+    throw bad(key, std::string("'") + key + "' must be a number, got " + shown(j[key]));
+  const double v = j[key].get<double>();
+  if (!(v >= lo && v <= hi))
+    throw bad(key, std::string("'") + key + "' = " + shown(j[key]) + " is out of range [" +
+                       shown(lo) + ", " + shown(hi) + "]");
+  return v;
+}
+
+/// The sampling fields into r.sampling (set when any is present). Ranges as OpenAI documents
+/// them (temperature 0..2, top_p 0..1, penalties -2..2, logit_bias -100..100, top_logprobs
+/// 0..20); llama-server's top_k >= 0, min_p 0..1, repeat_penalty > 0.
+void read_sampling_fields(const nlohmann::json& j, bool chat, ApiRequest& r) {
+  SamplingOptions o;
+  bool any = false;
+  auto real = [&](const char* key, double lo, double hi, float& out) {
+    if (const auto v = ranged_number(j, key, lo, hi)) {
+      out = static_cast<float>(*v);
+      any = true;
+    }
+  };
+  real("temperature", 0.0, 2.0, o.params.temperature);
+  real("top_p", 0.0, 1.0, o.params.top_p);
+  real("min_p", 0.0, 1.0, o.params.min_p);
+  real("presence_penalty", -2.0, 2.0, o.params.presence_penalty);
+  real("frequency_penalty", -2.0, 2.0, o.params.frequency_penalty);
+  real("repeat_penalty", 0.0, 1e6, o.params.repeat_penalty);
+  if (j.contains("repeat_penalty") && !j["repeat_penalty"].is_null() &&
+      o.params.repeat_penalty <= 0.0f)
+    throw bad("repeat_penalty", "'repeat_penalty' must be > 0 (1 is off)");
+  if (const auto k = ranged_number(j, "top_k", 0.0, 1e9)) {
+    if (!j["top_k"].is_number_integer()) throw bad("top_k", "'top_k' must be an integer");
+    o.params.top_k = static_cast<int>(*k);
+    any = true;
+  }
+  if (j.contains("seed") && !j["seed"].is_null()) {
+    const auto& s = j["seed"];
+    if (!s.is_number_integer()) throw bad("seed", "'seed' must be an integer, got " + shown(s));
+    // OpenAI's seed is a signed 64-bit integer: its bits are the key.
+    o.seed = s.is_number_unsigned() ? s.get<std::uint64_t>()
+                                    : static_cast<std::uint64_t>(s.get<std::int64_t>());
+    r.seeded = true;
+    any = true;
+  }
+  if (j.contains("logit_bias") && !j["logit_bias"].is_null()) {
+    const auto& b = j["logit_bias"];
+    if (!b.is_object())
+      throw bad("logit_bias", "'logit_bias' must be an object {\"token id\": bias}");
+    for (const auto& [key, value] : b.items()) {
+      long long id = -1;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (ec != std::errc{} || end != key.data() + key.size() || id < 0 || id >= (1LL << 30))
+        throw bad("logit_bias",
+                  "'logit_bias' has key '" + detail::excerpt(key) + "', not a token id");
+      if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100))
+        throw bad("logit_bias",
+                  "'logit_bias[" + key + "]' = " + shown(value) + " is out of range [-100, 100]");
+      o.logit_bias.push_back({static_cast<std::int32_t>(id), value.get<float>()});
+    }
+    any = any || !o.logit_bias.empty();
+  }
+  // Chat: "logprobs": true and "top_logprobs": N; completions: "logprobs": N (the alternatives).
+  if (chat) {
+    if (j.contains("logprobs") && !j["logprobs"].is_null()) {
+      if (!j["logprobs"].is_boolean())
+        throw bad("logprobs", "'logprobs' must be true or false, got " + shown(j["logprobs"]));
+      o.logprobs = j["logprobs"].get<bool>();
+    }
+    if (const auto n = ranged_number(j, "top_logprobs", 0, kernels::kMaxTopLogprobs)) {
+      if (!j["top_logprobs"].is_number_integer())
+        throw bad("top_logprobs", "'top_logprobs' must be an integer");
+      if (!o.logprobs) throw bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+      o.top_logprobs = static_cast<int>(*n);
+    }
+  } else if (const auto n = ranged_number(j, "logprobs", 0, kernels::kMaxTopLogprobs)) {
+    if (!j["logprobs"].is_number_integer())
+      throw bad("logprobs", "'logprobs' must be an integer (0..20)");
+    o.logprobs = true;
+    o.top_logprobs = static_cast<int>(*n);
+  }
+  if (o.logprobs && r.stream)
+    throw bad("logprobs", "'logprobs' with 'stream': true is not supported yet");
+  any = any || o.logprobs;
+  if (any) r.sampling = std::move(o);
 }
 
 std::string text_of_content(const nlohmann::json& content, const std::string& where) {
@@ -222,23 +327,14 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
       throw bad("max_completion_tokens", "give 'max_tokens' or 'max_completion_tokens', not both");
     r.max_tokens = read_max_tokens(j, "max_completion_tokens");
   }
-  constexpr const char* greedy = "baton decodes greedily (temperature 0) only";
-  greedy_number(j, "temperature", 0.0, greedy);
-  greedy_number(j, "top_p", 1.0, greedy);
-  greedy_number(j, "n", 1.0, "one choice per request");
+  greedy_number(j, "n", 1.0, "one choice per request (n > 1 is not supported yet)");
   greedy_number(j, "best_of", 1.0, "one choice per request");
-  greedy_number(j, "presence_penalty", 0.0, greedy);
-  greedy_number(j, "frequency_penalty", 0.0, greedy);
-  if (j.contains("seed") && !j["seed"].is_null() && !j["seed"].is_number_integer())
-    throw bad("seed", "'seed' must be an integer (greedy decoding does not use it)");
+  read_sampling_fields(j, chat, r);
   if (j.contains("user") && !j["user"].is_null() && !j["user"].is_string())
     throw bad("user", "'user' must be a string");
-  only_value(j, "logprobs", chat ? nlohmann::json(false) : nlohmann::json(0),
-             "log probabilities are not returned");
-  only_value(j, "top_logprobs", 0, "log probabilities are not returned");
-  only_value(j, "logit_bias", nlohmann::json::object(), "logit biases are not applied");
   only_value(j, "stop", nlohmann::json::array(),
-             "stop sequences come from the relay file (each stage's 'stop_text')");
+             "per-request stop strings are not supported yet; stop sequences come from the "
+             "relay file (each stage's 'stop_text')");
   only_value(j, "echo", false, "the prompt is not echoed");
   only_value(j, "suffix", "", "no suffix");
   only_value(j, "response_format", nlohmann::json{{"type", "text"}},
@@ -258,6 +354,52 @@ std::string last_user_message(const nlohmann::ordered_json& messages) {
   throw bad("messages", "'messages' holds no message with role 'user'");
 }
 
+nlohmann::json logprobs_body(Endpoint endpoint, const std::vector<TokenLogprobs>& lp,
+                             const std::function<std::string(std::int32_t)>& text) {
+  const auto bytes = [](const std::string& s) {
+    std::vector<int> b;
+    for (const char c : s) b.push_back(static_cast<unsigned char>(c));
+    return b;
+  };
+  if (endpoint == Endpoint::chat) {
+    nlohmann::json content = nlohmann::json::array();
+    for (const TokenLogprobs& t : lp) {
+      nlohmann::json top = nlohmann::json::array();
+      for (int k = 0; k < t.n_top; ++k) {
+        const kernels::TopLogprob& e = t.top[static_cast<std::size_t>(k)];
+        const std::string s = text(e.id);
+        top.push_back({{"token", s}, {"logprob", e.logprob}, {"bytes", bytes(s)}});
+      }
+      const std::string s = text(t.id);
+      content.push_back({{"token", s},
+                         {"logprob", t.logprob},
+                         {"bytes", bytes(s)},
+                         {"top_logprobs", std::move(top)}});
+    }
+    return {{"content", std::move(content)}, {"refusal", nullptr}};
+  }
+  nlohmann::json tokens = nlohmann::json::array(), values = nlohmann::json::array(),
+                 tops = nlohmann::json::array(), offsets = nlohmann::json::array();
+  std::size_t offset = 0;
+  for (const TokenLogprobs& t : lp) {
+    const std::string s = text(t.id);
+    tokens.push_back(s);
+    values.push_back(t.logprob);
+    offsets.push_back(offset);
+    offset += s.size();
+    nlohmann::json top = nlohmann::json::object();
+    for (int k = 0; k < t.n_top; ++k) {
+      const kernels::TopLogprob& e = t.top[static_cast<std::size_t>(k)];
+      top[text(e.id)] = e.logprob;
+    }
+    tops.push_back(std::move(top));
+  }
+  return {{"tokens", std::move(tokens)},
+          {"token_logprobs", std::move(values)},
+          {"top_logprobs", std::move(tops)},
+          {"text_offset", std::move(offsets)}};
+}
+
 nlohmann::json usage_body(const Answer& a) {
   return {{"prompt_tokens", a.prompt_tokens},
           {"completion_tokens", a.completion_tokens},
@@ -267,7 +409,8 @@ nlohmann::json usage_body(const Answer& a) {
 nlohmann::json response_body(const ApiRequest& req, const std::string& id, long long created,
                              const Answer& a) {
   const bool chat = req.endpoint == Endpoint::chat;
-  nlohmann::json choice = {{"index", 0}, {"finish_reason", a.finish_reason}, {"logprobs", nullptr}};
+  nlohmann::json choice = {
+      {"index", 0}, {"finish_reason", a.finish_reason}, {"logprobs", a.logprobs}};
   if (chat) {
     choice["message"] = {{"role", "assistant"}, {"content", a.text}};
   } else {

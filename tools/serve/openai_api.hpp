@@ -4,18 +4,23 @@
 /// @brief The OpenAI wire format as `baton serve` speaks it: a request body checked field by
 ///        field into an ApiRequest, and the response, chunk and error objects.
 ///
-/// Only greedy decoding exists, so sampling fields are accepted only at values that mean greedy
-/// (temperature 0, top_p 1, n 1, no penalties); anything else, and any field not listed here,
-/// is a 400 naming the field (as OpenAI's own API refuses unknown arguments).
+/// The sampling fields (OpenAI's temperature, top_p, seed, presence_penalty, frequency_penalty,
+/// logit_bias, logprobs, top_logprobs; llama-server's top_k, min_p, repeat_penalty) become the
+/// request's SamplingOptions for the relay's output stage (docs/sampling.md); a value out of
+/// range, and any field not listed here, is a 400 naming the field (as OpenAI's own API refuses
+/// unknown arguments). n > 1 and stop strings are not supported yet (400).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "baton/model/sampling.hpp"
 
 namespace baton::serve {
 
@@ -46,6 +51,10 @@ struct ApiRequest {
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage: a last chunk with usage
   int max_tokens = 0;          ///< 0: the output stage's own max_new
+  /// The output stage's sampling options, when the request sets any sampling field (else the
+  /// stage's own). Without "seed" the server draws one (`seeded` false) and reports it.
+  std::optional<SamplingOptions> sampling;
+  bool seeded = false;
 };
 
 /// Parses `body` for `endpoint`; ApiError (400) names the field that is wrong.
@@ -62,6 +71,7 @@ struct Answer {
   int prompt_tokens = 0;      ///< the request's tokens
   int completion_tokens = 0;  ///< the output stage's tokens
   nlohmann::json baton;       ///< the extension: stages, cycles, verdict, timings
+  nlohmann::json logprobs;    ///< the choice's "logprobs" (null unless asked for)
 };
 
 /// The whole response of a non-streamed request.
@@ -70,6 +80,12 @@ nlohmann::json response_body(const ApiRequest& req, const std::string& id, long 
 /// One streamed chunk: a text delta, or (with `finish`) the last one with its finish_reason.
 nlohmann::json chunk_body(const ApiRequest& req, const std::string& id, long long created,
                           const std::string& delta, const std::string* finish = nullptr);
+/// The choice's "logprobs" object for `lp` (one entry per output token), in the endpoint's
+/// shape: chat {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}, completions
+/// {"tokens", "token_logprobs", "top_logprobs": [{token: logprob}], "text_offset"}. `text(id)`
+/// spells one token.
+nlohmann::json logprobs_body(Endpoint endpoint, const std::vector<TokenLogprobs>& lp,
+                             const std::function<std::string(std::int32_t)>& text);
 /// The usage object.
 nlohmann::json usage_body(const Answer& a);
 

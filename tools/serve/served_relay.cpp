@@ -79,7 +79,8 @@ bool ServedRelay::final_cycle(int cycle) const {
   return cycle >= spec_.max_cycles || spec_.output_stage < loop_from_;
 }
 
-std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_new) {
+std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_new,
+                                         const std::optional<SamplingOptions>& sampling) {
   auto job = std::make_shared<Job>();
   RequestOptions o;
   const int out = spec_.output_stage;
@@ -122,6 +123,10 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
   if (max_new > 0) {
     o.capped_stage = out;
     o.max_new = max_new;
+  }
+  if (sampling) {
+    o.sampling = sampling;
+    o.sampling_stage = out;
   }
   {
     const std::lock_guard lock(inbox_mutex_);

@@ -118,9 +118,11 @@ class ServedRelay {
   /// What GET /v1/models says of it besides its id (the "baton" object).
   virtual nlohmann::json describe() const;
 
-  /// Accepts `ids`, capping the output stage at `max_new` (0: its own). capacity_error when
-  /// `queue` requests are already in flight or the relay is stopping.
-  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, int max_new);
+  /// Accepts `ids`, capping the output stage at `max_new` (0: its own) and sampling it with
+  /// `sampling` (none: the stage's own). capacity_error when `queue` requests are already in
+  /// flight or the relay is stopping.
+  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, int max_new,
+                              const std::optional<SamplingOptions>& sampling = std::nullopt);
   /// Ends `job` before its next step (a client that went away); its result says "cancelled".
   void cancel(std::shared_ptr<Job> job);
   /// Cancels every request in flight (a shutdown past its deadline).

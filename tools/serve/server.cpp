@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <random>
 #include <thread>
 #include <utility>
 
@@ -13,6 +14,13 @@
 namespace baton::serve {
 
 namespace {
+
+/// A seed for a request that gave none: from the OS, so answers differ run to run; the answer
+/// reports it (the "baton" extension) so it can be replayed.
+std::uint64_t draw_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
 
 using clock = std::chrono::steady_clock;
 
@@ -169,7 +177,7 @@ void Server::handle(const http::Request& req, http::Response& res) {
   send_error(res, e);
 }
 
-Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
+Answer Server::answer_of(const ApiRequest& r, const ServedRelay& relay, const RelayResult& result,
                          int prompt_tokens) const {
   Answer a;
   a.prompt_tokens = prompt_tokens;
@@ -195,6 +203,10 @@ Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
     a.text = text(out->ids);
     a.completion_tokens = static_cast<int>(out->ids.size());
     a.finish_reason = out->stopped ? "stop" : "length";
+    if (r.sampling && r.sampling->logprobs)
+      a.logprobs = logprobs_body(r.endpoint, out->logprobs, [&](std::int32_t id) {
+        return text(std::vector<std::int32_t>{id});
+      });
   } else {
     a.finish_reason = "stop";
   }
@@ -205,6 +217,9 @@ Answer Server::answer_of(const ServedRelay& relay, const RelayResult& result,
       {"output_stage", relay.spec().stages[static_cast<std::size_t>(relay.output_stage())].name},
       {"generated_tokens", generated},
       {"stages", std::move(stages)}};
+  // The seed the output stage sampled with (drawn when the request gave none): sending it back
+  // as "seed" replays the answer.
+  if (r.sampling) a.baton["seed"] = r.sampling->seed;
   return a;
 }
 
@@ -223,7 +238,8 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
     if (draining_.load())
       throw server_error(503, "the server is shutting down; retry on another instance",
                          "shutting_down");
-    const ApiRequest r = parse_request(req.body, ep);
+    ApiRequest r = parse_request(req.body, ep);
+    if (r.sampling && !r.seeded) r.sampling->seed = draw_seed();
     ServedRelay* relay = find(r.model);
     if (!relay) {
       ApiError e;
@@ -256,9 +272,26 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
       if (ids[k] >= vocab)
         throw bad_prompt("token id " + std::to_string(ids[k]) + " at index " + std::to_string(k) +
                          " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    if (r.sampling) {
+      // The vocabulary bounds logit_bias's ids; an exact output stage (a verifier) chooses by
+      // argmax only.
+      const StageSpec& out = relay->spec().stages[static_cast<std::size_t>(relay->output_stage())];
+      for (const kernels::BiasEntry& b : r.sampling->logit_bias)
+        if (b.id >= vocab)
+          throw ApiError{400, "invalid_request_error",
+                         "'logit_bias' names token " + std::to_string(b.id) +
+                             ", outside the vocabulary [0, " + std::to_string(vocab) + ")",
+                         "logit_bias", ""};
+      if (out.exact && r.sampling->alters_choice())
+        throw ApiError{400, "invalid_request_error",
+                       "relay '" + model + "' answers from stage '" + out.name +
+                           "', which is exact (chooses by argmax): no temperature, "
+                           "logit_bias or penalties",
+                       "temperature", ""};
+    }
     std::shared_ptr<Job> job;
     try {
-      job = relay->submit(ids, std::min(r.max_tokens, relay->output_max_new()));
+      job = relay->submit(ids, std::min(r.max_tokens, relay->output_max_new()), r.sampling);
     } catch (const capacity_error& e) {
       throw draining_.load()
           ? server_error(503, e.what(), "shutting_down")
@@ -294,7 +327,7 @@ void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shar
   }
   if (result.verdict == Verdict::error)
     throw server_error(500, relay.label() + " failed: " + result.error, "relay_error");
-  const Answer a = answer_of(relay, result, prompt_tokens);
+  const Answer a = answer_of(r, relay, result, prompt_tokens);
   res.body =
       dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a));
   metrics_.finished(relay.name(), seconds_since(t0), -1, a.prompt_tokens, a.completion_tokens,
@@ -384,7 +417,7 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
     Answer a;
     if (result) {
       if (result->verdict != Verdict::error) {
-        a = answer_of(relay, *result, st->prompt_tokens);
+        a = answer_of(st->request, relay, *result, st->prompt_tokens);
         text = a.text;
       }
     }

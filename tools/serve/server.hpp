@@ -66,7 +66,8 @@ class Server {
   std::vector<const ServedRelay*> relay_list() const;
   std::string next_id(Endpoint ep);
   /// The answer of a finished relay: text, finish reason, usage, the baton extension.
-  Answer answer_of(const ServedRelay& relay, const RelayResult& result, int prompt_tokens) const;
+  Answer answer_of(const ApiRequest& r, const ServedRelay& relay, const RelayResult& result,
+                   int prompt_tokens) const;
 
   std::vector<std::unique_ptr<ServedRelay>> relays_;
   ServerOptions opt_;

@@ -28,13 +28,15 @@
 #include "baton/model/device_loop.hpp"
 #include "baton/model/device_prefill.hpp"
 #include "baton/model/forward.hpp"
+#include "baton/model/sampling.hpp"
 
 namespace baton {
 
-/// Limits of one generation.
+/// Limits of one generation, and how it chooses its tokens.
 struct DecodeOptions {
   int max_new = 16;                    ///< tokens to generate at most
   std::vector<std::int32_t> stop_ids;  ///< generation ends when one of these is chosen
+  SamplingOptions sampling;            ///< greedy unless set (docs/sampling.md)
 };
 
 /// What a generation produced. A stop id ends the generation and is not part of `ids`; a stop
@@ -56,6 +58,8 @@ struct DecodeResult {
   int device_gate = -1;
   /// The trace recorder's rows, when the chain has one (a Stage fills this at finish).
   std::vector<TraceRow> trace;
+  /// One entry per id in `ids` when the options asked for log-probabilities.
+  std::vector<TokenLogprobs> logprobs;
 };
 
 /// Former names, from when the loop was only greedy.
@@ -265,6 +269,25 @@ class Decoder {
       fail_no_choice();
     return id;
   }
+  /// The choice for this step as the options ask: choose() when they are plain greedy, else
+  /// the sampler (model/sampling.hpp) over the row, which it rewrites in place (logit_bias,
+  /// penalties), noting the token's log-probabilities when asked. On a device backend the row
+  /// comes to the host first (the one wait choose() would spend on the id).
+  std::int32_t choose_step() {
+    if (!sampler_.active()) return choose();
+    std::span<float> row;
+    if constexpr (backend::is_device) {
+      if (!host_row_ready_) fetch_row();
+      row = host_row_;
+    } else {
+      row = mutable_logits();
+    }
+    const std::int32_t id = sampler_.choose(row, state_.steps);
+    if (id < 0) [[unlikely]]
+      fail_no_choice();
+    if (opt_->sampling.logprobs) step_logprobs_ = sampler_.logprobs(row, id);
+    return id;
+  }
   /// Takes `token` as this step's output, by the one accept rule (kernels/accept.hpp): a stop
   /// id ends the generation (not kept); a stop asked by interceptor `stopped_by` ends it after
   /// the token; reaching max_new ends it; otherwise a later forward() feeds the token back.
@@ -288,6 +311,11 @@ class Decoder {
         break;
     }
     result_.ids.push_back(token);
+    sampler_.accepted(token);
+    if (opt_->sampling.logprobs)  // a supplied token: probability 1, no alternatives
+      result_.logprobs.push_back(step_logprobs_.id == token ? step_logprobs_
+                                                            : TokenLogprobs{token});
+    step_logprobs_.id = -1;
     ++state_.steps;
     state_.last_token = token;
     ++state_.pending;
@@ -371,7 +399,7 @@ class Decoder {
       }
     }
     if (!supplied) transform_logits(p);
-    const std::int32_t token = supplied ? *supplied : choose();
+    const std::int32_t token = supplied ? *supplied : choose_step();
     if (skipped) ++result_.skipped;
 
     std::string_view stopped_by;
@@ -407,16 +435,19 @@ class Decoder {
   }
 
   /// Whether run() would keep the rest of this generation on the device.
+  /// The device loop chooses by argmax only: a generation that samples (or asks for
+  /// log-probabilities) steps on the host.
   bool device_loop_applies() const {
-    return !state_.done && device_loop_takes<backend>(host_hooks_, opt_->stop_ids.size());
+    return !state_.done && opt_->sampling.plain_greedy() &&
+           device_loop_takes<backend>(host_hooks_, opt_->stop_ids.size());
   }
 
   /// The rest of the generation on the device: feeds pending tokens, then queues every step
   /// and reads the outcome once (one host wait). Requires device_loop_applies().
   void run_on_device() requires(has_device_loop) {
     BATON_CHECK(device_loop_applies(), usage_error,
-                "Decoder: the device loop does not apply (done, host interceptors present, or "
-                "more than ",
+                "Decoder: the device loop does not apply (done, host interceptors present, "
+                "sampling options other than greedy, or more than ",
                 kernels::kMaxDeviceStopIds, " stop ids)");
     forward();  // the logits are then the current step's
     const DeviceLoopStart start{state_.position,   state_.origin, state_.steps,
@@ -504,8 +535,12 @@ class Decoder {
         stage_(stage),
         host_hooks_(chain && chain->host_members_present()),
         device_transforms_(chain && chain->device_transforms_present()),
-        host_transforms_(chain && chain->host_transforms_present()) {
+        host_transforms_(chain && chain->host_transforms_present()),
+        sampler_(opt.sampling, model.config().vocab_size, opt.max_new) {
+    opt.sampling.check(model.config().vocab_size,
+                       stage.empty() ? std::string() : "stage '" + std::string(stage) + "': ");
     result_.ids.reserve(opt.max_new > 0 ? opt.max_new : 0);
+    if (opt.sampling.logprobs) result_.logprobs.reserve(opt.max_new > 0 ? opt.max_new : 0);
     if constexpr (backend::is_device) {
       // Host members run step by step on the host, which cannot read device members' params
       // and states (device memory); both kinds in one generation need the host backend.
@@ -592,6 +627,8 @@ class Decoder {
   logits_view logits_{};
   std::vector<float> host_row_;  // device backends, stepped loop: the fetched row
   bool host_row_ready_ = false;
+  Sampler sampler_;              // the options' sampling state (inactive when greedy)
+  TokenLogprobs step_logprobs_;  // this step's, from choose_step(), until accept()
   DecodeState state_;
   DecodeResult result_;
   // The step between begin_step() and finish_step().

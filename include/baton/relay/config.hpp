@@ -48,6 +48,7 @@
 #include "baton/intercept/token_bytes.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/relay/interceptor_spec.hpp"
+#include "baton/relay/sampling_json.hpp"
 #include "baton/relay/segments.hpp"
 
 namespace baton {
@@ -88,8 +89,11 @@ struct StageSpec {
   int max_new = 0;
   std::vector<std::int32_t> stop;
   std::vector<std::string> stop_text;  ///< each must be one token of the tokenizer
-  bool exact = false;                  ///< "exact": rejects distribution-altering interceptors
-  bool graph_captured = false;         ///< "graph_captured": graph-safe interceptors only
+  /// "sampling": how the stage chooses its tokens (relay/sampling_json.hpp); greedy when absent.
+  /// Its stream is the stage's index, so stages of one seed draw independently.
+  SamplingOptions sampling;
+  bool exact = false;           ///< "exact": rejects distribution-altering interceptors
+  bool graph_captured = false;  ///< "graph_captured": graph-safe interceptors only
   std::vector<InterceptorSpec> interceptors;    ///< "interceptors", in the file's order
   std::optional<grammar::GrammarSpec> grammar;  ///< "grammar": the output must match it
   /// `grammar` compiled against the tokenizer, with `stop` as its end-of-sequence ids
@@ -505,10 +509,10 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string where = src + ": stages[" + std::to_string(i) + "] ('" + names[i] + "')";
     const auto& s = stages[i];
-    detail::known_keys_check(
-        s, where,
-        {"name", "adapter", "prefix", "system", "examples", "input", "max_new", "stop", "stop_text",
-         "exact", "graph_captured", "interceptors", "grammar", "invocation", "template"});
+    detail::known_keys_check(s, where,
+                             {"name", "adapter", "prefix", "system", "examples", "input", "max_new",
+                              "stop", "stop_text", "exact", "graph_captured", "interceptors",
+                              "grammar", "invocation", "template", "sampling"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
@@ -560,7 +564,12 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                             where + ".stop_text[" + std::to_string(st.stop_text.size()) + "]"));
       }
     }
+    if (sf.has("sampling")) st.sampling = read_sampling(s["sampling"], where + ".sampling");
+    st.sampling.stream = static_cast<std::uint64_t>(i);
     st.exact = sf.bool_or("exact", false);
+    BATON_CHECK(!st.exact || !st.sampling.alters_choice(), config_error, where,
+                ": an exact stage (\"exact\": true) must choose by argmax: its \"sampling\" may "
+                "ask for logprobs only (no temperature, logit_bias or penalties)");
     st.graph_captured = sf.bool_or("graph_captured", false);
     if (sf.has("interceptors")) {
       const auto& ics = s["interceptors"];

@@ -88,6 +88,7 @@ class RelayCursor {
     run.skipped = g.skipped;
     run.host_waits = g.host_waits;
     run.trace = std::move(g.trace);
+    run.logprobs = std::move(g.logprobs);
     if (g.device_gate >= 0) {
       run.gate_on_device = true;
       device_verdict_ = g.device_gate == 1;

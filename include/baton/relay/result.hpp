@@ -10,6 +10,7 @@
 
 #include "baton/core/error.hpp"
 #include "baton/intercept/trace.hpp"
+#include "baton/model/sampling.hpp"
 
 namespace baton {
 
@@ -40,7 +41,9 @@ struct StageRun {
   /// one per step at which host interceptors ran (counted alike on the host backends, where
   /// it costs nothing).
   int host_waits = 0;
-  std::vector<TraceRow> trace;   ///< per-step rows, when the stage has a trace recorder
+  std::vector<TraceRow> trace;  ///< per-step rows, when the stage has a trace recorder
+  /// Each id's log-probability and alternatives, when the stage's sampling options ask.
+  std::vector<TokenLogprobs> logprobs;
   bool input_on_device = false;  ///< its input was assembled on the device (the hand-off)
   bool gate_on_device = false;   ///< the relay's gate was evaluated on the device on its output
 };

@@ -262,7 +262,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                     " tokens, but max_new is ", s.max_new);
       stages_.push_back(std::make_unique<StageT>(
           s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
-          StageLimits{s.max_new, s.stop}, build_runtime_chain<B>(s, spec, vocab)));
+          StageLimits{s.max_new, s.stop, s.sampling}, build_runtime_chain<B>(s, spec, vocab)));
       for (Workspace<B>& ws : stages_.back()->workspaces()) execution_.bind(ws);
       if (s.reads_shared) stages_.back()->read_shared(*shared_);
       ptrs.push_back(stages_.back().get());

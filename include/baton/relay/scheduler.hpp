@@ -70,6 +70,10 @@ struct RequestOptions {    // NOLINT: aggregate
   int capped_stage = -1;   ///< a stage whose max_new this request lowers (-1: none)
   int max_new = 0;         ///< that stage's max_new for this request (>= 1; the stage's own
                            ///< when larger)
+  /// This request's own sampling options, replacing the stages' own on `sampling_stage`
+  /// (-1: every stage). Stage i draws from stream sampling.stream + i (docs/sampling.md).
+  std::optional<SamplingOptions> sampling;
+  int sampling_stage = -1;
 };
 
 /// What one scheduler step did (for tests and benchmarks).
@@ -164,6 +168,10 @@ class RelayScheduler final : public BatchedRelay {
                 usage_error, "RelayScheduler: a cap of max_new = ", options.max_new, " on stage ",
                 options.capped_stage, " (the relay has ", stages_.size(),
                 " stages; a cap is >= 1)");
+    BATON_CHECK(options.sampling_stage < static_cast<int>(stages_.size()), usage_error,
+                "RelayScheduler: sampling options for stage ", options.sampling_stage,
+                " (the relay has ", stages_.size(), " stages)");
+    if (options.sampling) options.sampling->check(stages_[0]->model().config().vocab_size);
     BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
                 " requests not yet finished); retry after some finish");
@@ -328,6 +336,7 @@ class RelayScheduler final : public BatchedRelay {
     std::vector<std::int32_t> shared_input;
     std::size_t shared_in = 0;  ///< ids of shared_input already appended
     std::size_t seen = 0;       ///< accepted ids already given to on_token
+    SamplingOptions sampling;   ///< the stage run's own sampling options, when it has them
     clock::time_point stage_t0;
     StageRun run;
   };
@@ -375,7 +384,14 @@ class RelayScheduler final : public BatchedRelay {
         const int cap = r->options.capped_stage == i ? r->options.max_new : 0;
         const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
         r->adapter_from = st.activation_start(r->input, ss);
-        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap, ss));
+        const bool own = r->options.sampling &&
+                         (r->options.sampling_stage < 0 || r->options.sampling_stage == i);
+        if (own) {
+          r->sampling = *r->options.sampling;
+          r->sampling.stream += static_cast<std::uint64_t>(i);
+        }
+        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap, ss,
+                                   own ? &r->sampling : nullptr));
         free_[static_cast<std::size_t>(i)].pop_back();
         r->stage = i;
         r->slot = slot;

@@ -131,6 +131,7 @@ class Stage final : public StageBase<typename Model::backend> {
       for (auto& b : branch_states_) b = state_buffer(1);
     BATON_CHECK(limits_.max_new > 0, config_error, "stage '", name_, "': max_new must be > 0 (got ",
                 limits_.max_new, ")");
+    check_sampling(limits_.sampling);
   }
 
   Stage(const Stage&) = delete;
@@ -263,14 +264,22 @@ class Stage final : public StageBase<typename Model::backend> {
   /// [1, limits().max_new) lowers this request's max_new (a server's max_tokens); 0 keeps it.
   /// Reading a shared sequence, the slot starts at the end of its slot `shared_slot` (-1: the
   /// same index); the first position is then cache().position(KvTarget::in_slot(slot)).
-  session_type open(long long tokens, int slot, int max_new = 0, int shared_slot = -1) {
+  /// `sampling`, when given, replaces the stage's sampling options for this request (the
+  /// scheduler passes each request's own, with the stream of this stage run).
+  session_type open(long long tokens, int slot, int max_new = 0, int shared_slot = -1,
+                    const SamplingOptions* sampling = nullptr) {
     check_request(tokens, slot);
     BATON_CHECK(max_new >= 0, usage_error, "stage '", name_, "': max_new cap ", max_new, " < 0");
     start_slot(slot, shared_slot < 0 ? slot : shared_slot);
-    if (max_new == 0 || max_new >= limits_.max_new) return session_type(*this, slot);
-    StageLimits capped = limits_;
-    capped.max_new = max_new;
-    return session_type(*this, slot, std::make_unique<StageLimits>(std::move(capped)));
+    const bool capped = max_new > 0 && max_new < limits_.max_new;
+    if (!capped && !sampling) return session_type(*this, slot);
+    StageLimits own = limits_;
+    if (capped) own.max_new = max_new;
+    if (sampling) {
+      check_sampling(*sampling);
+      own.sampling = *sampling;
+    }
+    return session_type(*this, slot, std::make_unique<StageLimits>(std::move(own)));
   }
   /// The cache, writable: the batch scheduler's rows append to its slots.
   Cache& cache_for_batch() { return cache_; }
@@ -298,14 +307,14 @@ class Stage final : public StageBase<typename Model::backend> {
   bool takes_device_handoff() const override {
     // An activated slice looks for its invocation in the input, which the hand-off keeps on
     // the device: such a stage takes its input on the host.
-    return !slice_.activated() &&
+    return !slice_.activated() && limits_.sampling.plain_greedy() &&
            device_loop_takes<backend>(chain_.host_members_present(), limits_.stop_ids.size());
   }
   DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
                               const kernels::DeviceGate& gate, int slot) override {
     if constexpr (HasDeviceLoop<backend>) {
       BATON_CHECK(takes_device_handoff(), usage_error, "stage '", name_,
-                  "' runs the stepped loop (host interceptors, or more than ",
+                  "' runs the stepped loop (host interceptors, sampling, or more than ",
                   kernels::kMaxDeviceStopIds, " stop ids): give it its input on the host");
       check_request(tokens, slot);
       cache_.rewind(slot);
@@ -389,6 +398,18 @@ class Stage final : public StageBase<typename Model::backend> {
     return prefix_;
   }
 
+  /// Sampling options this stage may run with: in range, and not altering the choice on an
+  /// exact stage (StageCard::exact: a verifier whose verdict must be the model's) nor on a
+  /// graph-captured loop, whose device step chooses by argmax only.
+  void check_sampling(const SamplingOptions& s) const {
+    s.check(model_->config().vocab_size, "stage '" + name_ + "': ");
+    BATON_CHECK(!card.exact || !s.alters_choice(), usage_error, "stage '", name_,
+                "' is exact (StageCard::exact) and accepts no sampling that alters the choice "
+                "(temperature > 0, logit_bias, penalties)");
+    BATON_CHECK(!card.graph_captured || s.plain_greedy(), usage_error, "stage '", name_,
+                "' runs a graph-captured loop, which chooses by argmax only: no sampling "
+                "options or log-probabilities");
+  }
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,
                 capacity_error, "stage '", name_, "': the prefix has ", prefix_.size(),

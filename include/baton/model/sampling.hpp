@@ -1,0 +1,150 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief A request's sampling options (SamplingOptions, checked with field-named errors) and
+///        the per-generation state a host decode loop samples with (Sampler): the scratch and
+///        the generated-token counts, sized once per generation so no step allocates.
+///        The math is kernels/sample.hpp; docs/sampling.md is the user's view.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "baton/core/error.hpp"
+#include "baton/kernels/philox.hpp"
+#include "baton/kernels/sample.hpp"
+
+namespace baton {
+
+/// How a generation chooses its tokens. The defaults are greedy decoding (the exact argmax).
+struct SamplingOptions {                       // NOLINT: aggregate
+  kernels::SampleParams params;                ///< temperature, top-k/p, min-p, penalties
+  std::uint64_t seed = 0;                      ///< the generator's key (docs/sampling.md)
+  std::uint64_t stream = 0;                    ///< the request stream: one per stage run of a relay
+  std::vector<kernels::BiasEntry> logit_bias;  ///< added to the logits first
+  bool logprobs = false;                       ///< report each chosen token's log-probability
+  int top_logprobs = 0;                        ///< and this many alternatives (0..20)
+
+  /// Whether choosing is the plain argmax of the chain's logits (today's greedy path, which a
+  /// device loop runs): temperature 0, nothing added to or subtracted from the logits, no
+  /// log-probabilities asked for.
+  bool plain_greedy() const {
+    const auto& p = params;
+    return p.temperature <= 0.0f && logit_bias.empty() && !penalized() && !logprobs;
+  }
+  /// Whether the choice can differ from the argmax of the chain's logits (what an exact stage,
+  /// StageCard::exact, refuses): temperature, logit_bias or a penalty.
+  bool alters_choice() const {
+    return params.temperature > 0.0f || !logit_bias.empty() || penalized();
+  }
+  /// Whether a penalty reads the generated tokens.
+  bool penalized() const {
+    return params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f ||
+           params.frequency_penalty != 0.0f;
+  }
+
+  /// Throws usage_error naming the first field out of range (`where` prefixes the message,
+  /// e.g. "stage 'reason': "); `vocab` bounds logit_bias's ids.
+  void check(int vocab, std::string_view where = {}) const {
+    const auto& p = params;
+    auto bad = [&](const char* field, auto value, const char* want) {
+      BATON_FAIL(usage_error, where, "sampling: ", field, " = ", value, " is out of range (", want,
+                 ")");
+    };
+    if (!(std::isfinite(p.temperature) && p.temperature >= 0.0f))
+      bad("temperature", p.temperature, "a finite value >= 0; 0 is greedy");
+    if (p.top_k < 0) bad("top_k", p.top_k, ">= 0; 0 keeps every token");
+    if (!(p.top_p >= 0.0f && p.top_p <= 1.0f)) bad("top_p", p.top_p, "0..1");
+    if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) bad("min_p", p.min_p, "0..1");
+    if (!(std::isfinite(p.repeat_penalty) && p.repeat_penalty > 0.0f))
+      bad("repeat_penalty", p.repeat_penalty, "a finite value > 0; 1 is off");
+    if (!(p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f))
+      bad("presence_penalty", p.presence_penalty, "-2..2");
+    if (!(p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f))
+      bad("frequency_penalty", p.frequency_penalty, "-2..2");
+    if (top_logprobs < 0 || top_logprobs > kernels::kMaxTopLogprobs)
+      bad("top_logprobs", top_logprobs, "0..20");
+    for (const kernels::BiasEntry& b : logit_bias) {
+      if (b.id < 0 || b.id >= vocab)
+        BATON_FAIL(usage_error, where, "sampling: logit_bias names token ", b.id,
+                   ", outside the vocabulary [0, ", vocab, ")");
+      if (!(b.bias >= -100.0f && b.bias <= 100.0f))
+        BATON_FAIL(usage_error, where, "sampling: logit_bias[", b.id, "] = ", b.bias,
+                   " is out of range (-100..100)");
+    }
+  }
+};
+
+/// A chosen token's log-probability and its best alternatives (docs/sampling.md says which
+/// distribution: after the chain's masks, logit_bias, the penalties and temperature; before
+/// top-k/top-p/min-p). A token an interceptor supplied (no forward ran) has logprob 0 and no
+/// alternatives.
+struct TokenLogprobs {
+  std::int32_t id = -1;
+  float logprob = 0.0f;
+  int n_top = 0;
+  std::array<kernels::TopLogprob, kernels::kMaxTopLogprobs> top{};
+};
+
+/// One generation's sampling state on the host: the options, a scratch of one candidate per
+/// vocabulary entry and the generated tokens' counts. Everything is sized at construction.
+class Sampler {
+ public:
+  Sampler() = default;
+  Sampler(const SamplingOptions& options, int vocab, int max_new) : opt_(&options) {
+    if (options.plain_greedy()) return;
+    if (options.params.temperature > 0.0f) scratch_.resize(static_cast<std::size_t>(vocab));
+    if (options.penalized()) seen_.reserve(static_cast<std::size_t>(std::max(max_new, 0)));
+  }
+
+  /// Whether choosing needs this sampler (else the plain argmax).
+  bool active() const { return opt_ && !opt_->plain_greedy(); }
+  const SamplingOptions* options() const { return opt_; }
+
+  /// Step `step`'s choice from `row` (the chain's logits, rewritten in place by logit_bias and
+  /// the penalties); -1 when no token may be chosen.
+  std::int32_t choose(std::span<float> row, int step) {
+    const SamplingOptions& o = *opt_;
+    kernels::apply_logit_bias(row.data(), o.logit_bias.data(),
+                              static_cast<int>(o.logit_bias.size()));
+    kernels::apply_penalties(row.data(), seen_.data(), static_cast<int>(seen_.size()), o.params);
+    const double u =
+        o.params.temperature > 0.0f
+            ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step))
+            : 0.0;
+    return kernels::sample_row(row.data(), static_cast<int>(row.size()), o.params, u,
+                               scratch_.data());
+  }
+
+  /// The log-probabilities of `chosen` from `row` as choose() left it.
+  TokenLogprobs logprobs(std::span<const float> row, std::int32_t chosen) const {
+    TokenLogprobs t;
+    t.id = chosen;
+    t.n_top = kernels::log_probs(row.data(), static_cast<int>(row.size()), opt_->params.temperature,
+                                 chosen, opt_->top_logprobs, &t.logprob, t.top.data());
+    return t;
+  }
+
+  /// Counts an accepted token for the penalties (generated tokens only: the prompt never
+  /// counts, docs/sampling.md says why). No allocation: room for max_new distinct ids.
+  void accepted(std::int32_t token) {
+    if (!opt_ || !opt_->penalized()) return;
+    for (kernels::SeenToken& s : seen_)
+      if (s.id == token) {
+        ++s.count;
+        return;
+      }
+    seen_.push_back({token, 1});
+  }
+
+ private:
+  const SamplingOptions* opt_ = nullptr;
+  std::vector<kernels::Candidate> scratch_;
+  std::vector<kernels::SeenToken> seen_;
+};
+
+}  // namespace baton
