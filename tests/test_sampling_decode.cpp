@@ -250,7 +250,7 @@ TEST_CASE("scheduler: seeded requests give the same ids alone and 16 in flight")
     SamplingOptions s = everything(1000 + static_cast<std::uint64_t>(k));
     s.params.temperature = 1.2f;
     s.logit_bias.clear();
-    o.sampling = s;
+    o.own.sampling = s;
     return o;
   };
   std::vector<std::vector<std::int32_t>> requests;

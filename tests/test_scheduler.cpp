@@ -138,8 +138,8 @@ TEST_CASE("scheduler: a request's own max_new on one stage; stage runs reported 
     o.on_stage = [&ended](Ticket t, const StageRun& r) { ended[t].push_back(r); };
     // Even requests cap reason at 3 tokens; request 5 asks for more than the stage's 8 (no cap).
     if (k % 2 == 0 || k == 5) {
-      o.capped_stage = 1;
-      o.max_new = k == 5 ? 100 : 3;
+      o.stage = 1;
+      o.own.max_new = k == 5 ? 100 : 3;
     }
     which[sched.submit(requests[k], std::move(o))] = k;
   }
@@ -169,12 +169,18 @@ TEST_CASE("scheduler: a request's own max_new on one stage; stage runs reported 
   }
   CHECK(capped_runs >= 3);
   RequestOptions no_stage;
-  no_stage.capped_stage = 3;
-  no_stage.max_new = 2;
-  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(no_stage)), "on stage 3");
-  RequestOptions zero;
-  zero.capped_stage = 1;
-  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(zero)), "a cap is >= 1");
+  no_stage.stage = 3;
+  no_stage.own.max_new = 2;
+  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(no_stage)), "for stage 3",
+               "the relay has 3 stages");
+  RequestOptions negative;
+  negative.stage = 1;
+  negative.own.max_new = -1;
+  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(negative)), "max_new cap -1");
+  RequestOptions stops;
+  stops.own.stop = {"x"};  // the test's stages have a chain without a RequestStops member
+  EXPECT_ERROR(usage_error, sched.submit(ids(4, 1), std::move(stops)),
+               "takes no per-request stop strings");
   CHECK(sched.idle());
 }
 

@@ -107,7 +107,7 @@ std::vector<RelayResult> run_batched(RuntimeRelay& relay, const std::vector<Requ
   while (done < requests.size()) {
     while (next < requests.size() && sched->pending() < concurrency) {
       RequestOptions o;
-      o.sampling = requests[next].sampling;
+      o.own.sampling = requests[next].sampling;
       index[sched->submit(requests[next].ids, std::move(o))] = next;
       ++next;
     }

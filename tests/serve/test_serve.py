@@ -10,11 +10,15 @@ Starts servers on free loopback ports and checks, on the bundled word-problems r
     sequentially, one request at a time, by the same program), usage counts, the extension;
   - 64 concurrent clients: every answer equal, and the steps really were batched;
   - max_tokens: equal to the relay with that max_new on its output stage;
+  - per-request stop strings: ids equal `baton relay` with the same strings as the output
+    stage's stop_sequences interceptor; the text ends before the first stop string, plain and
+    streamed (no stop string's first bytes ever sent), finish_reason "stop";
   - sampling (docs/sampling.md): temperature/top_p/seed on the output stage equal `baton relay`
     with that stage's "sampling" in the file; a seed replays; without one the server draws and
-    reports it (baton.seed), and sending it back replays; logprobs in both endpoints' shapes;
+    reports it (baton.seed), and sending it back replays; logprobs in both endpoints' shapes,
+    and streamed (the chunks' entries equal the whole answer's, each with its text);
   - every error path: invalid JSON, unknown model, wrong types, sampling fields out of range
-    (400 naming the field), n > 1 and stop strings (not supported yet), unknown fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
+    (400 naming the field), n > 1 (not supported yet), stop strings out of bounds, unknown fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
     an unknown URL, the API key (401), a full queue (429);
   - a client that disconnects mid-stream: its rows are freed at once, the requests beside it
     are unaffected; clients that hang up right after [DONE] cost the server nothing;
@@ -300,13 +304,12 @@ for field, value in [("temperature", 2.5), ("temperature", -0.1), ("temperature"
                      ("presence_penalty", 3), ("frequency_penalty", -2.5), ("repeat_penalty", 0),
                      ("seed", "x"), ("seed", 1.5), ("logit_bias", {"5": 200}),
                      ("logit_bias", {"x": 1}), ("logit_bias", {"999999": 1}), ("logit_bias", [1]),
-                     ("logprobs", 3), ("top_logprobs", 25), ("stop", ["\n"])]:
+                     ("logprobs", 3), ("top_logprobs", 25), ("stop", 5), ("stop", [""]),
+                     ("stop", ["a", "b", "c", "d", "e"]), ("stop", ["x" * 65]), ("stop", [1])]:
     expect_error({"model": "word-problems", "messages": msgs, field: value}, 400, field,
                  what=f"{field} = {value!r}")
 expect_error({"model": "word-problems", "messages": msgs, "top_logprobs": 2}, 400,
              "top_logprobs", what="top_logprobs without logprobs")
-expect_error({"model": "word-problems", "messages": msgs, "logprobs": True, "stream": True}, 400,
-             "logprobs", what="logprobs with stream")
 expect_error({"model": "word-problems", "prompt": "x", "logprobs": 21}, 400, "logprobs",
              endpoint=main.base + "/v1/completions")
 expect_error({"model": "word-problems", "messages": msgs, "n": 2}, 400, "n")
@@ -376,12 +379,95 @@ for e in content:
     check(abs(e.logprob - tops[0]) < 1e-6, f"a greedy token is its own top alternative: {e}")
 check("".join(e.token for e in content) == r.choices[0].message.content,
       "logprobs tokens spell the answer")
+# Streamed: the chunks' entries, in order, are the whole answer's (the same tokens and values),
+# each sent with the text it spells.
+whole = [(e.token, e.logprob, [(t.token, t.logprob) for t in e.top_logprobs]) for e in content]
+for q in (QUESTIONS[2], QUESTIONS[5]):
+    ref = chat(c, q, logprobs=True, top_logprobs=2, temperature=0.8, seed=7)
+    want = [(e.token, e.logprob) for e in ref.choices[0].logprobs.content]
+    got, text = [], ""
+    for ch in c.chat.completions.create(model="word-problems", stream=True, logprobs=True,
+                                        top_logprobs=2, temperature=0.8, seed=7,
+                                        messages=[{"role": "user", "content": q}]):
+        if not ch.choices:
+            continue
+        text += ch.choices[0].delta.content or ""
+        if ch.choices[0].logprobs and ch.choices[0].logprobs.content:
+            entries = ch.choices[0].logprobs.content
+            got += [(e.token, e.logprob) for e in entries]
+            check(len(entries[0].top_logprobs) == 2, f"streamed logprobs: {entries[0]}")
+            check(text.endswith("".join(e.token for e in entries)),
+                  f"streamed logprobs come with their text: {text!r}")
+    check(text == ref.choices[0].message.content and got == want,
+          f"streamed logprobs {q!r}: {got} != {want}")
+check(len(whole) > 0, "greedy logprobs entries")
 t = c.completions.create(model="word-problems", prompt=QUESTIONS[2], logprobs=2)
 lp = t.choices[0].logprobs
 check(len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp.text_offset)
       and all(len(x) <= 2 for x in lp.top_logprobs), f"completions logprobs: {lp}")
 check("".join(lp.tokens) == t.choices[0].text, "completions logprobs tokens spell the text")
 print("sampling: equal to baton relay with the stage's sampling; seeds replay; logprobs",
+      flush=True)
+
+# ---- per-request stop strings --------------------------------------------------------------
+# The reference: `baton relay` with the same strings as the output stage's stop_sequences
+# interceptor (the generation ends after the token completing one, in every cycle); the server's
+# answer is that text cut before the first stop string, as OpenAI's API returns it.
+STOPS = [" =", "9"]
+stopped_spec = absolute(BUNDLED)
+stopped_spec["name"] = "stopped"
+stopped_spec["stages"][1]["interceptors"] = [{"stop_sequences": STOPS}]
+STOP_REFS = reference(write_relay("stopped.json", stopped_spec), QUESTIONS[:8])
+
+
+def cut(text):
+    at = min([text.find(s) for s in STOPS if s in text] or [len(text)])
+    return text[:at]
+
+
+cut_some = 0
+for k in range(8):
+    want = cut(STOP_REFS[k]["text"])
+    cut_some += want != STOP_REFS[k]["text"]
+    r = chat(c, QUESTIONS[k], stop=STOPS)
+    check(r.choices[0].message.content == want,
+          f"stop chat {k}: {r.choices[0].message.content!r} != {want!r}")
+    check(r.usage.completion_tokens == STOP_REFS[k]["tokens"],
+          f"stop chat {k}: {r.usage.completion_tokens} tokens, baton relay "
+          f"{STOP_REFS[k]['tokens']}")
+    if want != STOP_REFS[k]["text"]:
+        check(r.choices[0].finish_reason == "stop", f"stop chat {k}: {r.choices[0].finish_reason}")
+    text, finish, _, _ = streamed_chat(c, QUESTIONS[k], stop=STOPS)
+    check(text == want and finish == r.choices[0].finish_reason,
+          f"stop streamed {k}: {text!r} ({finish})")
+    t = c.completions.create(model="word-problems", prompt=QUESTIONS[k], stop=STOPS)
+    check(t.choices[0].text == want, f"stop completion {k}: {t.choices[0].text!r}")
+check(cut_some >= 4, f"the stop strings cut {cut_some} of 8 answers")
+# In one batch: requests with stop strings beside requests without; each equals its reference
+# (a request's stop strings live on its own branch).
+with ThreadPoolExecutor(16) as pool:
+    mixed = list(pool.map(lambda k: chat(c, QUESTIONS[k % 8], **({"stop": STOPS} if k % 2 else {}))
+                          .choices[0].message.content, range(16)))
+for k, got in enumerate(mixed):
+    want = cut(STOP_REFS[k % 8]["text"]) if k % 2 else REFS[k % 8]["text"]
+    check(got == want, f"mixed batch {k}: {got!r} != {want!r}")
+# One string (not a list) on the long relay, streamed: the text ends before it, nothing of it sent.
+long_text = LONG_REF["text"]
+word = next(w for w in long_text.split(" ")[3:] if len(w) >= 3)
+body = {"model": "long", "prompt": "Tell a long story.", "stop": word, "stream": True}
+req = urllib.request.Request(main.base + "/v1/completions", json.dumps(body).encode(),
+                             {"Content-Type": "application/json"})
+streamed = ""
+with urllib.request.urlopen(req, timeout=120) as resp:
+    for line in resp:
+        line = line.decode().strip()
+        if line.startswith("data: {"):
+            ch = json.loads(line[6:])
+            for choice in ch.get("choices", []):
+                streamed += choice.get("text") or ""
+check(streamed == long_text[:long_text.find(word)],
+      f"stop on the long relay, streamed: {streamed[-40:]!r}")
+print(f"stop strings: equal to baton relay's stop_sequences; {cut_some} of 8 answers cut",
       flush=True)
 
 # The server still answers correctly after every error.

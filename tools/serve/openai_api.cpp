@@ -8,6 +8,7 @@
 #include <span>
 
 #include "baton/core/error.hpp"
+#include "baton/intercept/request_stops.hpp"
 #include "baton/io/json_util.hpp"
 
 namespace baton::serve {
@@ -153,8 +154,6 @@ void read_sampling_fields(const nlohmann::json& j, bool chat, ApiRequest& r) {
     o.logprobs = true;
     o.top_logprobs = static_cast<int>(*n);
   }
-  if (o.logprobs && r.stream)
-    throw bad("logprobs", "'logprobs' with 'stream': true is not supported yet");
   any = any || o.logprobs;
   if (any) r.sampling = std::move(o);
 }
@@ -248,6 +247,30 @@ int read_max_tokens(const nlohmann::json& j, const char* key) {
   return static_cast<int>(v.get<long long>());
 }
 
+/// "stop": null, a string, or an array of up to kMaxRequestStops strings, each 1..64 bytes.
+std::vector<std::string> read_stop(const nlohmann::json& j) {
+  std::vector<std::string> out;
+  if (!j.contains("stop") || j["stop"].is_null()) return out;
+  const nlohmann::json& v = j["stop"];
+  if (!v.is_string() && !v.is_array())
+    throw bad("stop", "'stop' must be a string or an array of strings, got " + shown(v));
+  const nlohmann::json list = v.is_string() ? nlohmann::json::array({v}) : v;
+  if (list.size() > static_cast<std::size_t>(kMaxRequestStops))
+    throw bad("stop", "'stop' holds " + std::to_string(list.size()) + " strings; at most " +
+                          std::to_string(kMaxRequestStops));
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const std::string where = "stop[" + std::to_string(k) + "]";
+    if (!list[k].is_string()) throw bad("stop", "'" + where + "' must be a string");
+    const auto& text = list[k].get_ref<const std::string&>();
+    if (text.empty() || text.size() > static_cast<std::size_t>(kMaxRequestStopBytes))
+      throw bad("stop", "'" + where + "' has " + std::to_string(text.size()) +
+                           " bytes; each stop string needs 1.." +
+                           std::to_string(kMaxRequestStopBytes));
+    out.push_back(text);
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json error_body(const ApiError& e) {
@@ -256,6 +279,30 @@ nlohmann::json error_body(const ApiError& e) {
             {"type", e.type},
             {"param", e.param.empty() ? nlohmann::json() : nlohmann::json(e.param)},
             {"code", e.code.empty() ? nlohmann::json() : nlohmann::json(e.code)}}}};
+}
+
+std::size_t cut_at_stop(std::string_view text, const std::vector<std::string>& stops, bool final,
+                        bool* found) {
+  std::size_t cut = text.size();
+  bool any = false;
+  for (const std::string& s : stops) {
+    const std::size_t at = text.find(s);
+    if (at != std::string_view::npos && at < cut) {
+      cut = at;
+      any = true;
+    }
+  }
+  if (found) *found = any;
+  if (final || any) return cut;
+  // Still growing: hold back a tail that may be the start of a stop string.
+  std::size_t keep = cut;
+  for (const std::string& s : stops)
+    for (std::size_t n = std::min(s.size() - 1, text.size()); n > 0; --n)
+      if (text.substr(text.size() - n) == std::string_view(s).substr(0, n)) {
+        keep = std::min(keep, text.size() - n);
+        break;
+      }
+  return keep;
 }
 
 ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
@@ -332,9 +379,7 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
   read_sampling_fields(j, chat, r);
   if (j.contains("user") && !j["user"].is_null() && !j["user"].is_string())
     throw bad("user", "'user' must be a string");
-  only_value(j, "stop", nlohmann::json::array(),
-             "per-request stop strings are not supported yet; stop sequences come from the "
-             "relay file (each stage's 'stop_text')");
+  r.stop = read_stop(j);
   only_value(j, "echo", false, "the prompt is not echoed");
   only_value(j, "suffix", "", "no suffix");
   only_value(j, "response_format", nlohmann::json{{"type", "text"}},
@@ -354,8 +399,9 @@ std::string last_user_message(const nlohmann::ordered_json& messages) {
   throw bad("messages", "'messages' holds no message with role 'user'");
 }
 
-nlohmann::json logprobs_body(Endpoint endpoint, const std::vector<TokenLogprobs>& lp,
-                             const std::function<std::string(std::int32_t)>& text) {
+nlohmann::json logprobs_body(Endpoint endpoint, std::span<const TokenLogprobs> lp,
+                             const std::function<std::string(std::int32_t)>& text,
+                             std::size_t text_offset) {
   const auto bytes = [](const std::string& s) {
     std::vector<int> b;
     for (const char c : s) b.push_back(static_cast<unsigned char>(c));
@@ -380,7 +426,7 @@ nlohmann::json logprobs_body(Endpoint endpoint, const std::vector<TokenLogprobs>
   }
   nlohmann::json tokens = nlohmann::json::array(), values = nlohmann::json::array(),
                  tops = nlohmann::json::array(), offsets = nlohmann::json::array();
-  std::size_t offset = 0;
+  std::size_t offset = text_offset;
   for (const TokenLogprobs& t : lp) {
     const std::string s = text(t.id);
     tokens.push_back(s);

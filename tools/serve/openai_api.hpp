@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,10 +56,20 @@ struct ApiRequest {
   /// stage's own). Without "seed" the server draws one (`seeded` false) and reports it.
   std::optional<SamplingOptions> sampling;
   bool seeded = false;
+  /// "stop": the request's own stop strings (the output stage stops after the token that
+  /// completes one; the answer's text ends before it, as OpenAI's API returns it).
+  std::vector<std::string> stop;
 };
 
 /// Parses `body` for `endpoint`; ApiError (400) names the field that is wrong.
 ApiRequest parse_request(std::string_view body, Endpoint endpoint);
+
+/// Where an answer's text `text` ends given the request's stop strings: before the first
+/// occurrence of any (`found` says whether there was one); else, while the text may still grow
+/// (`final` false), before a tail that could be the start of one, so a stream never sends a
+/// stop string's first bytes.
+std::size_t cut_at_stop(std::string_view text, const std::vector<std::string>& stops, bool final,
+                        bool* found = nullptr);
 
 /// The content of the last message with role "user" in a checked conversation; ApiError naming
 /// 'messages' when there is none.
@@ -83,9 +94,11 @@ nlohmann::json chunk_body(const ApiRequest& req, const std::string& id, long lon
 /// The choice's "logprobs" object for `lp` (one entry per output token), in the endpoint's
 /// shape: chat {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}, completions
 /// {"tokens", "token_logprobs", "top_logprobs": [{token: logprob}], "text_offset"}. `text(id)`
-/// spells one token.
-nlohmann::json logprobs_body(Endpoint endpoint, const std::vector<TokenLogprobs>& lp,
-                             const std::function<std::string(std::int32_t)>& text);
+/// spells one token; `text_offset` is where the first entry's text starts in the answer (a
+/// streamed chunk's entries continue the earlier chunks').
+nlohmann::json logprobs_body(Endpoint endpoint, std::span<const TokenLogprobs> lp,
+                             const std::function<std::string(std::int32_t)>& text,
+                             std::size_t text_offset = 0);
 /// The usage object.
 nlohmann::json usage_body(const Answer& a);
 

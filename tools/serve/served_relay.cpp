@@ -79,8 +79,7 @@ bool ServedRelay::final_cycle(int cycle) const {
   return cycle >= spec_.max_cycles || spec_.output_stage < loop_from_;
 }
 
-std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_new,
-                                         const std::optional<SamplingOptions>& sampling) {
+std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, StageRequest own) {
   auto job = std::make_shared<Job>();
   RequestOptions o;
   const int out = spec_.output_stage;
@@ -95,6 +94,7 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
       const std::lock_guard lock(j->mutex);
       if (cycle != j->output_cycle) {
         j->output.clear();
+        j->output_logprobs.clear();
         j->output_ended.reset();
         j->output_cycle = cycle;
         j->output_final = final_cycle(cycle);
@@ -104,6 +104,16 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
     }
     j->changed.notify_all();
   };
+  if (own.sampling && own.sampling->logprobs) {
+    // Right after on_token gave the same token (so the cycle is already the job's).
+    o.on_logprobs = [weak, out](Ticket, int stage, int, const TokenLogprobs& lp) {
+      if (stage != out) return;
+      const auto j = weak.lock();
+      if (!j) return;
+      const std::lock_guard lock(j->mutex);
+      j->output_logprobs.push_back(lp);
+    };
+  }
   o.on_stage = [this, weak, out](Ticket, const StageRun& run) {
     if (run.stage != out) return;
     const auto j = weak.lock();
@@ -112,6 +122,7 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
       const std::lock_guard lock(j->mutex);
       if (run.cycle != j->output_cycle) {  // a run that accepted no token
         j->output.clear();
+        j->output_logprobs.clear();
         j->output_cycle = run.cycle;
         j->output_final = final_cycle(run.cycle);
       }
@@ -120,14 +131,8 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, int max_
     }
     j->changed.notify_all();
   };
-  if (max_new > 0) {
-    o.capped_stage = out;
-    o.max_new = max_new;
-  }
-  if (sampling) {
-    o.sampling = sampling;
-    o.sampling_stage = out;
-  }
+  o.stage = out;
+  o.own = std::move(own);
   {
     const std::lock_guard lock(inbox_mutex_);
     BATON_CHECK(!stopping_, capacity_error, "the server is shutting down");

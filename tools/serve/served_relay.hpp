@@ -39,6 +39,8 @@ struct Job {
   std::condition_variable changed;
   /// The output stage's ids of its latest run so far, and that run's cycle (0: none yet).
   std::vector<std::int32_t> output;
+  /// Their log-probabilities, one entry per id, when the request asked for logprobs.
+  std::vector<TokenLogprobs> output_logprobs;
   int output_cycle = 0;
   /// Whether that run is the answer for certain (it cannot be run again: the relay's last
   /// cycle, or a stage before the loop): only then may a stream send it as it grows.
@@ -118,11 +120,10 @@ class ServedRelay {
   /// What GET /v1/models says of it besides its id (the "baton" object).
   virtual nlohmann::json describe() const;
 
-  /// Accepts `ids`, capping the output stage at `max_new` (0: its own) and sampling it with
-  /// `sampling` (none: the stage's own). capacity_error when `queue` requests are already in
-  /// flight or the relay is stopping.
-  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, int max_new,
-                              const std::optional<SamplingOptions>& sampling = std::nullopt);
+  /// Accepts `ids`, with `own` asked of the output stage's runs (a lower max_new, sampling,
+  /// stop strings). capacity_error when `queue` requests are already in flight or the relay
+  /// is stopping; usage_error when the output stage cannot give what `own` asks.
+  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, StageRequest own = {});
   /// Ends `job` before its next step (a client that went away); its result says "cancelled".
   void cancel(std::shared_ptr<Job> job);
   /// Cancels every request in flight (a shutdown past its deadline).

@@ -60,6 +60,17 @@ class BranchState {
   const std::string& name() const { return name_; }
   int index() const { return index_; }
   const typename C::device_params& params() const { return params_; }
+  /// Replaces member K's params in this branch alone (a request's own stop strings fill the
+  /// chain's absent RequestStops member: intercept/request_stops.hpp), before its first step.
+  /// What they point at must outlive the branch.
+  template <std::size_t K, class P>
+  void set_member_params(const P& p) {
+    pack_get<K>(params_) = p;
+    own_params_ = true;
+  }
+  /// Whether set_member_params() gave this branch params of its own (a device member may be
+  /// present here though the chain's is absent).
+  bool has_own_params() const { return own_params_; }
   typename C::host_state& host() { return host_; }
   const typename C::host_state& host() const { return host_; }
   /// The device members' states in backend memory (empty when the chain has none).
@@ -101,6 +112,7 @@ class BranchState {
   std::string name_;
   int index_ = 0;
   typename C::device_params params_;
+  bool own_params_ = false;
   typename C::host_state host_;
   device_buffer owned_;
   device_buffer* device_;

@@ -346,7 +346,9 @@ class Decoder {
     if constexpr (backend::is_device && Chain::has_device_members) {
       // The host cannot run device members on a device backend (their params and states are
       // device memory): they run only inside the device loop.
-      BATON_CHECK(!chain_ || !chain_->device_members_present(), usage_error, "Decoder: on ",
+      // A branch with params of its own (a request's stop strings) has a device member too.
+      BATON_CHECK(!chain_ || !(chain_->device_members_present() || branch_->has_own_params()),
+                  usage_error, "Decoder: on ",
                   backend::name,
                   ", device interceptors run only in the device-resident loop "
                   "(run() without hooks, at most ",

@@ -7,7 +7,9 @@
 ///
 /// The members sit in one fixed order whatever order the file lists them in: the stage's
 /// grammar ("grammar", docs/grammar.md) and the token set (masks first), stop sequences, the
-/// trace recorder, step-skip (which jumps over the grammar's forced tokens).
+/// request's own stop strings (absent in the chain, present in a request's branch that brings
+/// them: intercept/request_stops.hpp), the trace recorder, step-skip (which jumps over the
+/// grammar's forced tokens).
 #pragma once
 
 #include <string>
@@ -17,14 +19,15 @@
 #include "baton/intercept/builtins.hpp"
 #include "baton/intercept/grammar_constraint.hpp"
 #include "baton/intercept/maybe.hpp"
+#include "baton/intercept/request_stops.hpp"
 #include "baton/relay/config.hpp"
 
 namespace baton {
 
 template <Backend B>
 using RuntimeChain = Chain<MaybeInterceptor<GrammarConstraint<B>>, MaybeInterceptor<TokenSet<B>>,
-                           MaybeInterceptor<StopSequences<B>>, MaybeInterceptor<TraceRecorder>,
-                           MaybeInterceptor<StepSkip>>;
+                           MaybeInterceptor<StopSequences<B>>, MaybeInterceptor<RequestStops<B>>,
+                           MaybeInterceptor<TraceRecorder>, MaybeInterceptor<StepSkip>>;
 
 /// The capabilities of the built-in an InterceptorSpec names.
 template <Backend B>
@@ -109,7 +112,7 @@ RuntimeChain<B> build_runtime_chain(const StageSpec& stage, const RelaySpec& spe
     }
   }
   return RuntimeChain<B>(std::move(grammar), std::move(token_set), std::move(stops),
-                         std::move(trace), std::move(skip));
+                         MaybeInterceptor<RequestStops<B>>{}, std::move(trace), std::move(skip));
 }
 
 }  // namespace baton

@@ -264,6 +264,7 @@ class BackendRuntimeRelay final : public RuntimeRelay {
           s.name, model_, std::move(slice), shape, s.prefix, wire::DynamicInput{std::move(segs)},
           StageLimits{s.max_new, s.stop, s.sampling}, build_runtime_chain<B>(s, spec, vocab)));
       for (Workspace<B>& ws : stages_.back()->workspaces()) execution_.bind(ws);
+      if (spec.token_bytes) stages_.back()->take_request_stops(spec.token_bytes);
       if (s.reads_shared) stages_.back()->read_shared(*shared_);
       ptrs.push_back(stages_.back().get());
     }

@@ -58,6 +58,11 @@ using Ticket = std::uint64_t;
 /// cycle, token). The server streams from it.
 using TokenCallback = std::function<void(Ticket, int, int, std::int32_t)>;
 
+/// Called with an accepted token's log-probabilities right after on_token gave the token, when
+/// the stage run records them (its sampling options ask for logprobs): (ticket, stage index,
+/// cycle, entry). A server streams logprobs from it.
+using LogprobsCallback = std::function<void(Ticket, int, int, const TokenLogprobs&)>;
+
 /// Called when one of a request's stage runs ends, after its output went to the relay's cursor:
 /// (ticket, the run: its stage, cycle, ids, stop). A server learns from it when a cycle's output
 /// is final.
@@ -65,15 +70,14 @@ using StageCallback = std::function<void(Ticket, const StageRun&)>;
 
 /// What a caller may attach to one request.
 struct RequestOptions {    // NOLINT: aggregate
-  TokenCallback on_token;  ///< each accepted token, as it is accepted
-  StageCallback on_stage;  ///< each stage run, as it ends
-  int capped_stage = -1;   ///< a stage whose max_new this request lowers (-1: none)
-  int max_new = 0;         ///< that stage's max_new for this request (>= 1; the stage's own
-                           ///< when larger)
-  /// This request's own sampling options, replacing the stages' own on `sampling_stage`
-  /// (-1: every stage). Stage i draws from stream sampling.stream + i (docs/sampling.md).
-  std::optional<SamplingOptions> sampling;
-  int sampling_stage = -1;
+  TokenCallback on_token;        ///< each accepted token, as it is accepted
+  LogprobsCallback on_logprobs;  ///< each accepted token's log-probabilities, when recorded
+  StageCallback on_stage;        ///< each stage run, as it ends
+  /// What the request asks of the runs of stage `stage` (-1: of every stage) beyond their own
+  /// limits: a lower max_new, its own sampling options, stop strings (StageRequest). Stage i's
+  /// runs draw from stream own.sampling->stream + i (docs/sampling.md).
+  int stage = -1;
+  StageRequest own;
 };
 
 /// What one scheduler step did (for tests and benchmarks).
@@ -161,17 +165,16 @@ class RelayScheduler final : public BatchedRelay {
 
   /// Accepts `request` (ids). capacity_error when the queue is full (max_queue requests not
   /// yet finished) or the request is longer than max_request_tokens; usage_error when
-  /// `options` caps a stage that does not exist or to less than one token.
+  /// `options` name a stage that does not exist or ask what a stage cannot give (a negative
+  /// max_new, sampling out of range, stop strings a stage cannot match), naming it.
   Ticket submit(std::vector<std::int32_t> request, RequestOptions options) override {
-    BATON_CHECK(options.capped_stage < static_cast<int>(stages_.size()) &&
-                    (options.capped_stage < 0 || options.max_new >= 1),
-                usage_error, "RelayScheduler: a cap of max_new = ", options.max_new, " on stage ",
-                options.capped_stage, " (the relay has ", stages_.size(),
-                " stages; a cap is >= 1)");
-    BATON_CHECK(options.sampling_stage < static_cast<int>(stages_.size()), usage_error,
-                "RelayScheduler: sampling options for stage ", options.sampling_stage,
-                " (the relay has ", stages_.size(), " stages)");
-    if (options.sampling) options.sampling->check(stages_[0]->model().config().vocab_size);
+    const int n = static_cast<int>(stages_.size());
+    BATON_CHECK(options.stage >= -1 && options.stage < n, usage_error,
+                "RelayScheduler: request options for stage ", options.stage, " (the relay has ",
+                n, " stages)");
+    for (int i = 0; i < n; ++i)
+      if (options.stage < 0 || options.stage == i)
+        stages_[static_cast<std::size_t>(i)]->check_own(options.own);
     BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
                 " requests not yet finished); retry after some finish");
@@ -336,7 +339,7 @@ class RelayScheduler final : public BatchedRelay {
     std::vector<std::int32_t> shared_input;
     std::size_t shared_in = 0;  ///< ids of shared_input already appended
     std::size_t seen = 0;       ///< accepted ids already given to on_token
-    SamplingOptions sampling;   ///< the stage run's own sampling options, when it has them
+    StageRequest own;           ///< what the request asks of this stage run (its stream's)
     clock::time_point stage_t0;
     StageRun run;
   };
@@ -381,17 +384,15 @@ class RelayScheduler final : public BatchedRelay {
           BATON_CHECK(r->input[k] >= 0 && r->input[k] < vocab, usage_error, "stage '", st.name(),
                       "': token id ", r->input[k], " at index ", k,
                       " is outside the vocabulary [0, ", vocab, ")");
-        const int cap = r->options.capped_stage == i ? r->options.max_new : 0;
         const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
         r->adapter_from = st.activation_start(r->input, ss);
-        const bool own = r->options.sampling &&
-                         (r->options.sampling_stage < 0 || r->options.sampling_stage == i);
+        const bool own = r->options.stage < 0 || r->options.stage == i;
         if (own) {
-          r->sampling = *r->options.sampling;
-          r->sampling.stream += static_cast<std::uint64_t>(i);
+          r->own = r->options.own;
+          if (r->own.sampling) r->own.sampling->stream += static_cast<std::uint64_t>(i);
         }
-        r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap, ss,
-                                   own ? &r->sampling : nullptr));
+        r->session.emplace(
+            st.open(static_cast<long long>(r->input.size()), slot, ss, own ? &r->own : nullptr));
         free_[static_cast<std::size_t>(i)].pop_back();
         r->stage = i;
         r->slot = slot;
@@ -493,9 +494,14 @@ class RelayScheduler final : public BatchedRelay {
     if (!guard(r, [&] { dec.finish_step(); })) return;
     ++events_;
     const auto& ids = dec.result().ids;
-    if (r->options.on_token) {
-      for (; r->seen < ids.size(); ++r->seen)
-        r->options.on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
+    const auto& logprobs = dec.result().logprobs;
+    if (r->options.on_token || r->options.on_logprobs) {
+      for (; r->seen < ids.size(); ++r->seen) {
+        if (r->options.on_token)
+          r->options.on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
+        if (r->options.on_logprobs && r->seen < logprobs.size())
+          r->options.on_logprobs(r->ticket, r->stage, r->cursor.cycle(), logprobs[r->seen]);
+      }
     }
     if (dec.done()) end_stage(r);
   }

@@ -35,13 +35,17 @@ namespace baton {
 ///    "invocation" encoded as written;
 ///  - "stop_text": each must be exactly one token (a multi-token stop sequence is an
 ///    interceptor's job, not a stop id);
-///  - interceptors: token-set strings become their one token each; stop sequences get the
-///    tokenizer's byte table (RelaySpec::token_bytes: they match on decoded bytes).
+///  - interceptors: token-set strings become their one token each; stop sequences, and a
+///    request's own stop strings (a server's `stop`), get the tokenizer's byte table
+///    (RelaySpec::token_bytes: they match on decoded bytes).
 ///  - "grammar": compiled against the tokenizer's vocabulary, the stage's stop ids as its
 ///    end-of-sequence ids (allowed exactly where the output is a complete match).
 inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
   const std::string src = spec.source.string();
   spec.tokenizer_ids = tok.vocab_size();
+  if (!spec.token_bytes)
+    spec.token_bytes = std::make_shared<const TokenByteTable>(
+        token_byte_table(tok, static_cast<int>(tok.vocab_size())));
   const auto encode_text = [&](IdsOrText& v) {
     if (!v.text) return;
     v.ids = tok.encode(*v.text);
@@ -110,10 +114,6 @@ inline void resolve_text(RelaySpec& spec, const Tokenizer& tok) {
         i.token_ids.push_back(ids[0]);
       }
       i.token_texts.clear();
-      if (i.kind == InterceptorSpec::Kind::stop_sequences && !spec.token_bytes) {
-        spec.token_bytes = std::make_shared<const TokenByteTable>(
-            token_byte_table(tok, static_cast<int>(tok.vocab_size())));
-      }
     }
     if (s.grammar && !s.compiled_grammar) {
       try {
