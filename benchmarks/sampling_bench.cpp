@@ -16,7 +16,8 @@
 /// row; a batch of 16 is 16 rows one after another, as the scheduler's stepping thread samples
 /// them. The rows are the model's own logits at 32k and, at 152k, the same rows tiled to 151,936
 /// ids with a small per-copy shift (so the kept sets grow with the vocabulary as a real one
-/// would, not stay at 32k's). Configurations: greedy (the argmax), OpenAI's usual
+/// would, not stay at 32k's); and all of them times 4 (peaked, as a trained model's are: the
+/// random model's are flat). Configurations: greedy (the argmax), OpenAI's usual
 /// temperature + top_p, llama.cpp's defaults (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05,
 /// repeat_penalty 1.1 over 32 generated ids), top_p alone at temperature 1.0 (the widest kept
 /// set), and the same with logprobs (top 5). Each figure is the median over --draws calls (the
@@ -217,12 +218,31 @@ int main(int argc, char** argv) try {
           r[static_cast<std::size_t>(i % c.vocab_size)] - 0.25f * static_cast<float>(i / c.vocab_size);
     rows152.push_back(std::move(big));
   }
+  // The random model's logits are flat (its weights keep activations near unit variance, so
+  // top-p 0.9 keeps thousands of tokens); a trained model's are peaked. The same rows times 4
+  // stand in for those: a short kept set, where the passes over the row dominate.
+  const auto sharpened = [](std::vector<std::vector<float>> rows) {
+    for (auto& r : rows)
+      for (float& x : r) x *= 4.0f;
+    return rows;
+  };
+  const std::vector<std::vector<float>> sharp32 = sharpened(rows32), sharp152 = sharpened(rows152);
+  struct RowSet {
+    const char* logits;
+    const std::vector<std::vector<float>>* rows;
+  };
+  const RowSet sets[] = {{"model", &rows32},
+                         {"model", &rows152},
+                         {"model x4 (peaked)", &sharp32},
+                         {"model x4 (peaked)", &sharp152}};
   nlohmann::json results = nlohmann::json::array();
   for (const Config& cfg : configs()) {
-    for (const auto* rows : {&rows32, &rows152}) {
+    for (const RowSet& set : sets) {
+      const auto* rows = set.rows;
       const int vocab = static_cast<int>((*rows)[0].size());
       const double us = sample_us(cfg, *rows, o.draws);
       const nlohmann::json j = {{"config", cfg.name},
+                                {"logits", set.logits},
                                 {"vocab", vocab},
                                 {"us_per_token", us},
                                 {"share_of_step_1_row", us / (step_1 * 1000.0)},

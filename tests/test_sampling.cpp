@@ -162,21 +162,121 @@ TEST_CASE("the selections cut exactly where a full sort does, ties by id") {
   }
 }
 
+TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw is its own") {
+  // truncate() drops tokens by bounds before its selections (top-k's block maxima, top-p's
+  // (1 - p) / n, min-p); the reference sorts every finite token and cuts by the definitions.
+  std::mt19937 rng(20261206);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  int checked = 0;
+  for (const int n : {1000, 40000}) {
+    for (int shape = 0; shape < 5; ++shape) {
+      std::vector<float> row(static_cast<std::size_t>(n));
+      std::uniform_real_distribution<float> faint(0.01f, 2.0f);
+      for (int i = 0; i < n; ++i) {
+        float l = gauss(rng) * (shape == 1 ? 3.0f : 0.7f);
+        if (shape == 2 && i % 97 == 5) l += 9.0f;         // a few peaks
+        if (shape == 3) l = std::round(l * 2.0f) / 2.0f;  // many ties
+        // One token over a long faint tail holding about 1e-3 of the mass: top-p near 1 cuts
+        // deep in the tail, where top-p's bound drops tokens.
+        if (shape == 4) l = i == n / 2 ? 0.0f : std::log(faint(rng) * 1e-3f / static_cast<float>(n));
+        if (i % 11 == 3) l = -INFINITY;  // masked
+        row[static_cast<std::size_t>(i)] = l;
+      }
+      for (const int top_k : {0, 1, 40, 900})
+        for (const float top_p : {1.0f, 0.9f, 0.5f, 0.999f})
+          for (const float min_p : {0.0f, 0.05f, 0.5f})
+            for (const float t : {0.7f, 1.3f}) {
+              kernels::SampleParams p;
+              p.temperature = t;
+              p.top_k = top_k;
+              p.top_p = top_p;
+              p.min_p = min_p;
+              CAPTURE(n);
+              CAPTURE(shape);
+              CAPTURE(top_k);
+              CAPTURE(top_p);
+              CAPTURE(min_p);
+              CAPTURE(t);
+              // The reference: every finite token, sorted by rank.
+              float m = -INFINITY;
+              for (const float l : row) m = std::max(m, kernels::scaled_logit(l, t));
+              std::vector<kernels::Candidate> all;
+              double total = 0;
+              for (int i = 0; i < n; ++i) {
+                const float z = kernels::scaled_logit(row[static_cast<std::size_t>(i)], t);
+                if (z == -INFINITY) continue;
+                all.push_back({z, std::exp(z - m), i});
+                total += all.back().w;
+              }
+              std::sort(all.begin(), all.end(), kernels::ranks_before);
+              std::size_t keep = all.size();
+              if (top_k > 0 && static_cast<std::size_t>(top_k) < keep) {
+                keep = static_cast<std::size_t>(top_k);
+                total = 0;
+                for (std::size_t i = 0; i < keep; ++i) total += all[i].w;
+              }
+              if (top_p < 1.0f && keep > 1) {
+                const double target = static_cast<double>(top_p) * total;
+                std::size_t l = 0;
+                double cum = 0;
+                while (l < keep && cum < target) cum += all[l++].w;
+                keep = std::max<std::size_t>(l, 1);
+              }
+              std::vector<kernels::Candidate> kept_set;
+              for (std::size_t i = 0; i < keep; ++i)
+                if (min_p <= 0.0f || all[i].w >= min_p) kept_set.push_back(all[i]);
+              std::vector<kernels::Candidate> scratch(
+                  static_cast<std::size_t>(kernels::sample_scratch_size(n)));
+              std::vector<double> bin_mass(kernels::kMassBins);
+              std::vector<int> bin_count(kernels::kMassBins);
+              // Without the bins (top-p by quickselect alone), then with them: the same set.
+              const kernels::KeptSet plain = kernels::truncate(row.data(), n, p, {scratch.data()});
+              const kernels::KeptSet got = kernels::truncate(
+                  row.data(), n, p, {scratch.data(), bin_mass.data(), bin_count.data()});
+              CHECK(plain.count == got.count);
+              CHECK(plain.cut.id == got.cut.id);
+              REQUIRE(got.count == static_cast<int>(kept_set.size()));
+              CHECK(got.cut.id == kept_set.back().id);
+              CHECK(got.listed <= n);
+              // The draw: the inverse CDF of the kept set's weights in id order.
+              std::sort(kept_set.begin(), kept_set.end(),
+                        [](const auto& a, const auto& b) { return a.id < b.id; });
+              double kept_mass = 0;
+              for (const auto& c : kept_set) kept_mass += c.w;
+              for (const double u : {0.0, 0.3, 0.77, 0.999999}) {
+                double acc = 0;
+                std::int32_t want = kept_set.back().id;
+                for (const auto& c : kept_set) {
+                  acc += c.w;
+                  if (acc > u * kept_mass) {
+                    want = c.id;
+                    break;
+                  }
+                }
+                CHECK(kernels::draw(got, u) == want);
+              }
+              ++checked;
+            }
+    }
+  }
+  CHECK(checked == 2 * 5 * 4 * 4 * 3 * 2);
+}
+
 TEST_CASE("temperature 0 is the exact argmax, ties to the lowest id") {
   std::vector<float> row{0.5f, 3.0f, -1.0f, 3.0f, 2.9f};
   kernels::SampleParams p;
-  CHECK(kernels::sample_row(row.data(), 5, p, 0.99, nullptr) == 1);
-  CHECK(kernels::sample_row(row.data(), 5, p, 0.0, nullptr) == kernels::argmax(row.data(), 5));
+  CHECK(kernels::sample_row(row.data(), 5, p, 0.99, {}) == 1);
+  CHECK(kernels::sample_row(row.data(), 5, p, 0.0, {}) == kernels::argmax(row.data(), 5));
   row[2] = NAN;
-  CHECK(kernels::sample_row(row.data(), 5, p, 0.5, nullptr) == -1);
+  CHECK(kernels::sample_row(row.data(), 5, p, 0.5, {}) == -1);
   // Sampled: a NaN or +Inf row, or a row masked entirely, gives no token either.
   p.temperature = 1.0f;
-  std::vector<kernels::Candidate> scratch(5);
-  CHECK(kernels::sample_row(row.data(), 5, p, 0.5, scratch.data()) == -1);
+  std::vector<kernels::Candidate> scratch(kernels::sample_scratch_size(5));
+  CHECK(kernels::sample_row(row.data(), 5, p, 0.5, {scratch.data()}) == -1);
   std::vector<float> masked(5, -INFINITY);
-  CHECK(kernels::sample_row(masked.data(), 5, p, 0.5, scratch.data()) == -1);
+  CHECK(kernels::sample_row(masked.data(), 5, p, 0.5, {scratch.data()}) == -1);
   masked[3] = -40.0f;  // the only allowed token is drawn whatever its logit
-  CHECK(kernels::sample_row(masked.data(), 5, p, 0.999, scratch.data()) == 3);
+  CHECK(kernels::sample_row(masked.data(), 5, p, 0.999, {scratch.data()}) == 3);
 }
 
 TEST_CASE("each configuration draws its exact distribution (chi-square, fixed seeds)") {

@@ -6,11 +6,12 @@
 ///        the log-probabilities a request may ask for. docs/sampling.md states the order and
 ///        semantics; this file is the one place they are written.
 ///
-/// Nothing here allocates: the caller supplies a scratch of one Candidate per vocabulary
-/// entry. Nothing sorts the vocabulary either: top-k and top-p are selections (a quickselect
-/// by rank, and one by cumulative mass), and the draw walks the row in id order, so the token
-/// drawn depends only on the kept set and the uniform — not on how the selection permuted the
-/// scratch.
+/// Nothing here allocates: the caller supplies a scratch of two Candidates per vocabulary
+/// entry. Nothing sorts the vocabulary either: bounds that provably drop only tokens that
+/// cannot be kept leave a short list (truncate() says which), top-k and top-p are selections on
+/// it (a quickselect by rank, and one by cumulative mass), and the draw walks the list in id
+/// order, so the token drawn depends only on the kept set and the uniform — not on how the
+/// selection permuted the scratch.
 #pragma once
 
 #include <cmath>
@@ -145,61 +146,184 @@ BATON_HD inline int select_top_mass(Candidate* a, int n, double target) {
   return lo + 1 <= n ? lo + 1 : n;
 }
 
+/// Bins by weight for long lists: a weight in [0, 1] by its float's exponent and top three
+/// mantissa bits (a higher bin holds strictly heavier, so strictly better-ranked, candidates).
+inline constexpr int kMassBins = 1024;
+BATON_HD inline int mass_bin(float w) {
+  std::uint32_t bits = 0;
+  __builtin_memcpy(&bits, &w, 4);
+  return static_cast<int>(bits >> 20);  // 1.0f is 0x3F800000: bin 1016
+}
+
+/// select_top_mass() for a long list of weights in [0, 1]: one pass sums the mass of each bin,
+/// the bin where the cumulative mass from the top crosses `target` is found, the bins above it
+/// move to the front, and select_top_mass() runs on that bin alone. The same L and the same
+/// set (the bins only order what ranks apart for certain). `bin_mass` / `bin_count`: kMassBins
+/// each, the caller's (no stack arrays on a device).
+BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target, double* bin_mass,
+                                           int* bin_count) {
+  if (target <= 0.0) return select_top_mass(a, n, target);
+  for (int b = 0; b < kMassBins; ++b) {
+    bin_mass[b] = 0.0;
+    bin_count[b] = 0;
+  }
+  for (int i = 0; i < n; ++i) {
+    const int b = mass_bin(a[i].w);
+    bin_mass[b] += a[i].w;
+    ++bin_count[b];
+  }
+  double above = 0.0;  // the mass of the bins above `cross`
+  int cross = kMassBins - 1, ahead = 0;
+  while (cross > 0 && above + bin_mass[cross] < target) {
+    above += bin_mass[cross];
+    ahead += bin_count[cross];
+    --cross;
+  }
+  // Bins above `cross` to the front, then `cross` itself.
+  int store = 0;
+  for (int i = 0; i < n; ++i)
+    if (mass_bin(a[i].w) > cross) detail::swap_candidates(a[i], a[store++]);
+  const int first = store;
+  for (int i = first; i < n; ++i)
+    if (mass_bin(a[i].w) == cross) detail::swap_candidates(a[i], a[store++]);
+  if (store == first) return first > 0 ? first : (n > 0 ? 1 : 0);  // rounding: all of it
+  return first + select_top_mass(a + first, store - first, target - above);
+}
+
 /// Where a row stands after the truncations: the kept set is every token ranked at or before
-/// `cut`; `max_z` is the largest scaled logit (weights are exp(z - max_z)).
+/// `cut`; `max_z` is the largest scaled logit (weights are exp(z - max_z)). `list` holds, in id
+/// order, every token that may be kept (a superset of the kept set; its weights computed), so a
+/// draw walks it instead of the row.
 struct KeptSet {
   Candidate cut;
   float max_z;
   int count;  ///< tokens kept; 0 when no token may be drawn (all masked, or a NaN/+Inf row)
+  const Candidate* list = nullptr;
+  int listed = 0;
 };
 
 /// The scaled logit of one entry: logit / temperature.
 BATON_HD inline float scaled_logit(float logit, float temperature) { return logit / temperature; }
 
+/// Candidates a sampling call's scratch holds for a row of n logits: the list of possible
+/// tokens and a copy the selections permute.
+BATON_HD constexpr int sample_scratch_size(int n) { return 2 * n; }
+
+/// What a sampling call works in, the caller's (nothing here allocates).
+struct SampleScratch {
+  Candidate* candidates = nullptr;  ///< sample_scratch_size(n)
+  double* bin_mass = nullptr;       ///< kMassBins (top-p over a long list)
+  int* bin_count = nullptr;         ///< kMassBins
+};
+
+/// Lists longer than this take the binned top-p selection.
+inline constexpr int kBinnedSelectionFrom = 512;
+
 /// Applies temperature, top-k, top-p and min-p to `row` (n logits; -Inf entries are masked and
-/// never kept) using `scratch` (n Candidates). Returns the kept set; count 0 when the row has
-/// a NaN or +Inf (no token may be chosen from it, as argmax) or every entry is masked.
-/// temperature must be > 0.
+/// never kept) using `scratch` (sample_scratch_size(n) Candidates). Returns the kept set; count
+/// 0 when the row has a NaN or +Inf (no token may be chosen from it, as argmax) or every entry
+/// is masked. temperature must be > 0. Without bins in `work`, top-p selects without them.
+///
+/// Two passes over the row, then selections over a short list. Every bound below only drops
+/// tokens that cannot be kept, so the kept set is exactly the one a full sort would give:
+///  - top-k: the least of k block maxima is at or below the k-th largest z (each block's
+///    maximum is a distinct token at least that large), so tokens under it are not in the top k;
+///  - top-p (without top-k; with it, top-p's mass is over the top k alone): every weight is
+///    <= 1 and the top token's is 1, so the total W >= 1, and the tokens of weight below
+///    (1 - p) / n weigh less than (1 - p) <= (1 - p) W together: the tokens above that bound
+///    already hold at least p W, and they are ranked before every token below it;
+///  - min-p (without top-k): a token of weight below min_p (the top token's being 1) is never
+///    kept; if the tokens above it hold less than top-p's target, top-p keeps them all and min-p
+///    then keeps exactly them, as it would have from the longer top-p set.
 BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
-                                 Candidate* scratch) {
-  KeptSet none{{0.0f, 0.0f, -1}, 0.0f, 0};
-  float m = -INFINITY;
-  for (int i = 0; i < n; ++i) {
-    const float l = row[i];
-    if (l != l || l == INFINITY) return none;
-    const float z = scaled_logit(l, p.temperature);
-    if (z > m) m = z;
+                                 const SampleScratch& work) {
+  Candidate* scratch = work.candidates;
+  KeptSet none{{0.0f, 0.0f, -1}, 0.0f, 0, scratch, 0};
+  const bool top_k = p.top_k > 0 && p.top_k < n;
+  // Pass 1: validity, the largest z, and (top-k) the least of top_k block maxima.
+  float m = -INFINITY, floor_z = top_k ? INFINITY : -INFINITY;
+  int finite = 0;
+  const int blocks = top_k ? p.top_k : 1;
+  for (int b = 0; b < blocks; ++b) {
+    const int begin = static_cast<int>(static_cast<long long>(n) * b / blocks);
+    const int end = static_cast<int>(static_cast<long long>(n) * (b + 1) / blocks);
+    float block_max = -INFINITY;
+    for (int i = begin; i < end; ++i) {
+      const float l = row[i];
+      if (l != l || l == INFINITY) return none;
+      finite += l != -INFINITY;
+      if (l > block_max) block_max = l;
+    }
+    // On the logits: dividing by a positive temperature keeps the order.
+    const float block_z = scaled_logit(block_max, p.temperature);
+    if (block_z > m) m = block_z;
+    if (top_k && block_z < floor_z) floor_z = block_z;
   }
   if (m == -INFINITY) return none;
-  int c = 0;
-  for (int i = 0; i < n; ++i) {
-    const float z = scaled_logit(row[i], p.temperature);
-    if (z == -INFINITY) continue;
-    scratch[c++] = Candidate{z, expf(z - m), i};
+  // Weights under floor_w are dropped (not with top-k: its k best may weigh anything, and
+  // top-p's mass after it counts them). Half the top-p bound, for the rounding of the sums.
+  float floor_w = 0.0f;
+  if (!top_k) {
+    floor_w = p.min_p;
+    if (p.top_p < 1.0f) {
+      const float bound = 0.5f * (1.0f - p.top_p) / static_cast<float>(finite);
+      if (bound > floor_w) floor_w = bound;
+    }
   }
-  if (p.top_k > 0 && p.top_k < c) {
-    select_top_k(scratch, c, p.top_k);
+  // Pass 2: the tokens that may be kept, in id order, with their weights; and the whole row's
+  // total weight where top-p needs it (without top-k). Otherwise only the listed tokens'
+  // weights are computed (the exp is this pass's cost).
+  Candidate* list = scratch;
+  int c = 0;
+  double total = 0.0;
+  if (!top_k && p.top_p < 1.0f) {
+    for (int i = 0; i < n; ++i) {
+      const float z = scaled_logit(row[i], p.temperature);
+      if (z == -INFINITY) continue;
+      const float w = expf(z - m);
+      total += w;
+      if (w >= floor_w) list[c++] = Candidate{z, w, i};
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      const float z = scaled_logit(row[i], p.temperature);
+      if (z == -INFINITY || z < floor_z) continue;
+      const float w = expf(z - m);
+      if (w >= floor_w) list[c++] = Candidate{z, w, i};
+    }
+  }
+  // The selections permute a copy; the list stays in id order for the draw.
+  Candidate* sel = scratch + n;
+  for (int i = 0; i < c; ++i) sel[i] = list[i];
+  const int listed = c;
+  if (top_k && p.top_k < c) {
+    select_top_k(sel, c, p.top_k);
     c = p.top_k;
   }
   if (p.top_p < 1.0f && c > 1) {
     // Top-p's mass is over what top-k kept, renormalized (as HF and llama.cpp chain them).
-    double total = 0.0;
-    for (int i = 0; i < c; ++i) total += scratch[i].w;
-    c = select_top_mass(scratch, c, static_cast<double>(p.top_p) * total);
+    if (top_k) {
+      total = 0.0;
+      for (int i = 0; i < c; ++i) total += sel[i].w;
+    }
+    const double target = static_cast<double>(p.top_p) * total;
+    c = c >= kBinnedSelectionFrom && work.bin_mass
+            ? select_top_mass_binned(sel, c, target, work.bin_mass, work.bin_count)
+            : select_top_mass(sel, c, target);
   }
   // min-p last: the tokens at least min_p times as likely as the top one (whose weight is 1;
   // a ratio the truncations above leave unchanged). Not first: top-p's mass counts the tokens
-  // min-p drops.
+  // min-p drops (the total above is the whole row's, whatever the list holds).
   if (p.min_p > 0.0f) {
     int kept_count = 0;
     for (int i = 0; i < c; ++i)
-      if (scratch[i].w >= p.min_p) scratch[kept_count++] = scratch[i];
+      if (sel[i].w >= p.min_p) sel[kept_count++] = sel[i];
     c = kept_count;  // >= 1: the top token has weight 1
   }
-  Candidate cut = scratch[0];
+  Candidate cut = sel[0];
   for (int i = 1; i < c; ++i)
-    if (ranks_before(cut, scratch[i])) cut = scratch[i];
-  return {cut, m, c};
+    if (ranks_before(cut, sel[i])) cut = sel[i];
+  return {cut, m, c, list, listed};
 }
 
 /// Whether row entry `id` (scaled logit z) is in the kept set.
@@ -209,25 +333,30 @@ BATON_HD inline bool kept(const KeptSet& s, float z, std::int32_t id) {
   return c.id == s.cut.id || ranks_before(c, s.cut);
 }
 
+/// A listed candidate's weight if it is kept (ranked at or before `cut`), else 0: kept() with no
+/// branch (kept and dropped tokens alternate unpredictably in id order).
+BATON_HD inline double kept_weight(const Candidate& cut, const Candidate& c) {
+  const bool in = (c.z > cut.z) | ((c.z == cut.z) & (c.id <= cut.id));
+  return in ? static_cast<double>(c.w) : 0.0;
+}
+
 /// Draws from the kept set with uniform `u` in [0, 1): the inverse of the kept weights'
-/// cumulative sum, walked in id order. Returns -1 for an empty set.
-BATON_HD inline std::int32_t draw(const float* row, int n, const SampleParams& p, const KeptSet& s,
-                                  double u) {
+/// cumulative sum, walked in id order (the list, which holds every kept token). Returns -1 for an
+/// empty set; when rounding leaves the sum under the target, the last kept token of weight > 0.
+BATON_HD inline std::int32_t draw(const KeptSet& s, double u) {
   if (s.count == 0) return -1;
+  // kept() without branches (kept and dropped tokens alternate unpredictably in id order): the
+  // list holds no masked token.
   double total = 0.0;
-  for (int i = 0; i < n; ++i) {
-    const float z = scaled_logit(row[i], p.temperature);
-    if (kept(s, z, i)) total += expf(z - s.max_z);
-  }
+  for (int i = 0; i < s.listed; ++i) total += kept_weight(s.cut, s.list[i]);
   const double target = u * total;
   double acc = 0.0;
   std::int32_t last = -1;
-  for (int i = 0; i < n; ++i) {
-    const float z = scaled_logit(row[i], p.temperature);
-    if (!kept(s, z, i)) continue;
-    acc += expf(z - s.max_z);
-    last = i;
-    if (acc > target) return i;
+  for (int i = 0; i < s.listed; ++i) {
+    const double w = kept_weight(s.cut, s.list[i]);
+    acc += w;
+    if (w > 0.0 || s.list[i].id == s.cut.id) last = s.list[i].id;
+    if (acc > target) return last;
   }
   return last;  // rounding left target at the very top: the last kept token
 }
@@ -236,9 +365,9 @@ BATON_HD inline std::int32_t draw(const float* row, int n, const SampleParams& p
 /// argmax at temperature 0, else a draw with `u` from the truncated distribution. -1 when no
 /// token may be chosen (a NaN or +Inf logit, or every token masked).
 BATON_HD inline std::int32_t sample_row(const float* row, int n, const SampleParams& p, double u,
-                                        Candidate* scratch) {
+                                        const SampleScratch& scratch) {
   if (p.temperature <= 0.0f) return argmax(row, n);
-  return draw(row, n, p, truncate(row, n, p, scratch), u);
+  return draw(truncate(row, n, p, scratch), u);
 }
 
 /// The most tokens a top-logprobs list holds (OpenAI's bound on top_logprobs).
