@@ -124,6 +124,33 @@ TEST_CASE("Philox4x32-10 matches Random123's known-answer vectors") {
   CHECK(kernels::sample_uniform(42, 3, 10) != u);
 }
 
+TEST_CASE("each run of a stream draws afresh: the run word changes the draws, nothing else does") {
+  // A looping relay stage samples once per cycle on the same stream; cycle c draws with run
+  // c - 1 (docs/sampling.md). The same run replays; another run gives other tokens.
+  const int vocab = static_cast<int>(kLogits.size());
+  SamplingOptions o;
+  o.params.temperature = 1.5f;
+  o.seed = 99;
+  const auto draws = [&](std::uint32_t run) {
+    SamplingOptions r = o;
+    r.run = run;
+    Sampler sampler(r, vocab, 16);
+    std::vector<std::int32_t> ids;
+    for (int step = 0; step < 200; ++step) {
+      std::vector<float> row = kLogits;
+      ids.push_back(sampler.choose(row, step));
+    }
+    return ids;
+  };
+  const auto first = draws(0), again = draws(0), second = draws(1);
+  CHECK(first == again);
+  int differ = 0;
+  for (std::size_t k = 0; k < first.size(); ++k) differ += first[k] != second[k];
+  CHECK(differ >= 60);
+  CHECK(kernels::sample_uniform(42, 3, 9, 0) == kernels::sample_uniform(42, 3, 9));
+  CHECK(kernels::sample_uniform(42, 3, 9, 1) != kernels::sample_uniform(42, 3, 9));
+}
+
 TEST_CASE("the selections cut exactly where a full sort does, ties by id") {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 400; ++trial) {

@@ -615,7 +615,9 @@ if wanted("shutdown"):
         slow.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")
         t_term = time.time()
         srv.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.05)
+        # Time for the signal to be taken (a loaded machine may take tens of ms); the streams
+        # run for seconds, so they are still in flight.
+        time.sleep(0.3)
         late_status = []
         for s in late:
             try:

@@ -49,14 +49,14 @@ BATON_HD inline Philox4x32Block philox4x32_10(Philox4x32Block ctr, std::uint32_t
   return {{x0, x1, x2, x3}};
 }
 
-/// The uniform in [0, 1) that step `step` of stream `stream` under `seed` samples with: the
-/// key is the seed's two halves, the counter (step, 0, stream's low and high halves); the
-/// first two output words give 53 random bits (a double's mantissa), so the draw is exact in
-/// double and never 1.
-BATON_HD inline double sample_uniform(std::uint64_t seed, std::uint64_t stream,
-                                      std::uint32_t step) {
+/// The uniform in [0, 1) that step `step` of stream `stream` under `seed` samples with, in run
+/// `run` of that stream (a relay stage's cycle - 1): the key is the seed's two halves, the
+/// counter (step, run, stream's low and high halves); the first two output words give 53
+/// random bits (a double's mantissa), so the draw is exact in double and never 1.
+BATON_HD inline double sample_uniform(std::uint64_t seed, std::uint64_t stream, std::uint32_t step,
+                                      std::uint32_t run = 0) {
   const Philox4x32Block out = philox4x32_10(
-      {{step, 0u, static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
+      {{step, run, static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
       static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
   const std::uint64_t bits =
       (static_cast<std::uint64_t>(out.w[0]) << 21) ^ static_cast<std::uint64_t>(out.w[1] >> 11);

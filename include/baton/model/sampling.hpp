@@ -24,7 +24,10 @@ namespace baton {
 struct SamplingOptions {                       // NOLINT: aggregate
   kernels::SampleParams params;                ///< temperature, top-k/p, min-p, penalties
   std::uint64_t seed = 0;                      ///< the generator's key (docs/sampling.md)
-  std::uint64_t stream = 0;                    ///< the request stream: one per stage run of a relay
+  std::uint64_t stream = 0;                    ///< the request stream: one per stage of a relay
+  /// The stage run within its request (its relay cycle - 1): the generator counter's second
+  /// word, so each cycle of a looping stage draws afresh. Set by the relay, not by users.
+  std::uint32_t run = 0;
   std::vector<kernels::BiasEntry> logit_bias;  ///< added to the logits first
   bool logprobs = false;                       ///< report each chosen token's log-probability
   int top_logprobs = 0;                        ///< and this many alternatives (0..20)
@@ -118,7 +121,7 @@ class Sampler {
     kernels::apply_penalties(row.data(), seen_.data(), static_cast<int>(seen_.size()), o.params);
     const double u =
         o.params.temperature > 0.0f
-            ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step))
+            ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
             : 0.0;
     return kernels::sample_row(row.data(), static_cast<int>(row.size()), o.params, u,
                                {scratch_.data(), bin_mass_.data(), bin_count_.data()});

@@ -228,7 +228,7 @@ class RelayEngine {
     }
     std::vector<std::int32_t> input = cur.assemble(st.input_segments());
     run.input_tokens = static_cast<int>(input.size());
-    DecodeResult g = st.run(input, 0);
+    DecodeResult g = st.run_in_cycle(input, 0, run.cycle);
     if (st.shared_sequence()) own_input = std::move(input);
     if constexpr (kDeviceHandoff) handoff_.ran_on_host(i, g.ids);
     return g;

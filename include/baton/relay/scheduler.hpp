@@ -386,10 +386,14 @@ class RelayScheduler final : public BatchedRelay {
                       " is outside the vocabulary [0, ", vocab, ")");
         const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
         r->adapter_from = st.activation_start(r->input, ss);
-        const bool own = r->options.stage < 0 || r->options.stage == i;
-        if (own) {
-          r->own = r->options.own;
-          if (r->own.sampling) r->own.sampling->stream += static_cast<std::uint64_t>(i);
+        bool own = r->options.stage < 0 || r->options.stage == i;
+        r->own = own ? r->options.own : StageRequest{};
+        if (r->own.sampling) {
+          r->own.sampling->stream += static_cast<std::uint64_t>(i);
+          r->own.sampling->run = static_cast<std::uint32_t>(r->cursor.cycle() - 1);
+        } else if (auto s = st.cycle_sampling(r->cursor.cycle())) {
+          r->own.sampling = std::move(s);  // the stage's own, drawing afresh in this cycle
+          own = true;
         }
         r->session.emplace(
             st.open(static_cast<long long>(r->input.size()), slot, ss, own ? &r->own : nullptr));

@@ -65,6 +65,8 @@ class StageBase {
   virtual const void* model_identity() const = 0;
   /// Serves one request on `slot`: input ids in, generated ids out.
   virtual DecodeResult run(std::span<const std::int32_t> input, int slot) = 0;
+  /// run() as relay cycle `cycle` (1-based): a sampling stage draws afresh each cycle.
+  virtual DecodeResult run_in_cycle(std::span<const std::int32_t> input, int slot, int cycle) = 0;
 
   // ---- the device hand-off (relay/device_handoff.hpp), on backends with a device loop ------
   virtual int vocab_size() const = 0;
@@ -229,12 +231,15 @@ class Stage final : public StageBase<typename Model::backend> {
   // ---- requests ---------------------------------------------------------------------
   /// Starts a request on `slot`: rewinds the slot to the prefix (or, reading a shared
   /// sequence, to the end of its slot `shared_slot`; -1: the same index) and prefills `input`.
-  session_type begin(std::span<const std::int32_t> input, int slot = 0, int shared_slot = -1) {
+  /// `own`: what the request asks of this run beyond the stage's limits (open() says).
+  session_type begin(std::span<const std::int32_t> input, int slot = 0, int shared_slot = -1,
+                     const StageRequest* own = nullptr) {
     check_request(static_cast<long long>(input.size()), slot);
+    if (own) check_own(*own);
     const int ss = shared_slot < 0 ? slot : shared_slot;
     (void)activation_start(input, ss);  // its check, before the slot is touched
     start_slot(slot, ss);
-    session_type s(*this, slot);
+    session_type s = make_session(slot, own);
     s.decoder_.prefill(input, cache_.position(KvTarget::in_slot(slot)), context(ss));
     return s;
   }
@@ -285,12 +290,15 @@ class Stage final : public StageBase<typename Model::backend> {
     check_request(tokens, slot);
     if (own) check_own(*own);
     start_slot(slot, shared_slot < 0 ? slot : shared_slot);
-    if (!own || own->empty()) return session_type(*this, slot);
-    StageLimits limits = limits_;
-    if (own->max_new > 0) limits.max_new = std::min(own->max_new, limits_.max_new);
-    if (own->sampling) limits.sampling = *own->sampling;
-    session_type s(*this, slot, std::make_unique<StageLimits>(std::move(limits)));
-    if (!own->stop.empty()) s.add_request_stops(own->stop);
+    return make_session(slot, own);
+  }
+  /// The sampling options of this stage's run in relay cycle `cycle` (1-based): its own, with
+  /// the run word cycle - 1 (docs/sampling.md), so a looping stage draws afresh each cycle.
+  /// None when it does not sample (greedy runs are the same in every cycle).
+  std::optional<SamplingOptions> cycle_sampling(int cycle) const {
+    if (cycle <= 1 || limits_.sampling.params.temperature <= 0.0f) return std::nullopt;
+    SamplingOptions s = limits_.sampling;
+    s.run = static_cast<std::uint32_t>(cycle - 1);
     return s;
   }
   /// Gives the stage the token byte table a request's stop strings are matched with (a
@@ -335,6 +343,17 @@ class Stage final : public StageBase<typename Model::backend> {
   DecodeResult run(std::span<const std::int32_t> input, int slot = 0) override {
     session_type s = begin(input, slot);
     s.decoder_.run();  // device-resident where the backend and the chain allow it
+    return finish(s);
+  }
+  /// run() as relay cycle `cycle` (1-based) of a request: a sampling stage draws with the run
+  /// word cycle - 1 (cycle_sampling), as the batch scheduler's runs do.
+  DecodeResult run_in_cycle(std::span<const std::int32_t> input, int slot, int cycle) override {
+    const std::optional<SamplingOptions> sampling = cycle_sampling(cycle);
+    if (!sampling) return run(input, slot);
+    StageRequest own;
+    own.sampling = *sampling;
+    session_type s = begin(input, slot, -1, &own);
+    s.decoder_.run();
     return finish(s);
   }
 
@@ -439,6 +458,16 @@ class Stage final : public StageBase<typename Model::backend> {
   /// Sampling options this stage may run with: in range, and not altering the choice on an
   /// exact stage (StageCard::exact: a verifier whose verdict must be the model's) nor on a
   /// graph-captured loop, whose device step chooses by argmax only.
+  /// A session on `slot` with the stage's limits, or with `own`'s on top of them.
+  session_type make_session(int slot, const StageRequest* own) {
+    if (!own || own->empty()) return session_type(*this, slot);
+    StageLimits limits = limits_;
+    if (own->max_new > 0) limits.max_new = std::min(own->max_new, limits_.max_new);
+    if (own->sampling) limits.sampling = *own->sampling;
+    session_type s(*this, slot, std::make_unique<StageLimits>(std::move(limits)));
+    if (!own->stop.empty()) s.add_request_stops(own->stop);
+    return s;
+  }
   void check_sampling(const SamplingOptions& s) const {
     s.check(model_->config().vocab_size, "stage '" + name_ + "': ");
     BATON_CHECK(!card.exact || !s.alters_choice(), usage_error, "stage '", name_,
