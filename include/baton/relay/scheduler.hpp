@@ -74,6 +74,10 @@ struct RequestOptions {    // NOLINT: aggregate
   /// (-1: every stage). Stage i draws from stream sampling.stream + i (docs/sampling.md).
   std::optional<SamplingOptions> sampling;
   int sampling_stage = -1;
+  /// A stage this request runs alone, once, as its whole relay (-1: the relay's stages in
+  /// order). For a relay of independent stages, such as one per adapter a server holds: rows
+  /// of every adapter then share the steps. Its callbacks and result name that run stage 0.
+  int only_stage = -1;
 };
 
 /// What one scheduler step did (for tests and benchmarks).
@@ -101,6 +105,8 @@ class BatchedRelay {
   virtual void run() = 0;
   virtual bool idle() const = 0;
   virtual int pending() const = 0;
+  /// Requests on a stage's slot (or the shared sequence's) now; the rest of pending() wait.
+  virtual int running() const = 0;
   virtual std::optional<RelayResult> take(Ticket t) = 0;
 };
 
@@ -171,6 +177,9 @@ class RelayScheduler final : public BatchedRelay {
     BATON_CHECK(options.sampling_stage < static_cast<int>(stages_.size()), usage_error,
                 "RelayScheduler: sampling options for stage ", options.sampling_stage,
                 " (the relay has ", stages_.size(), " stages)");
+    BATON_CHECK(options.only_stage < static_cast<int>(stages_.size()), usage_error,
+                "RelayScheduler: only_stage ", options.only_stage, " (the relay has ",
+                stages_.size(), " stages)");
     if (options.sampling) options.sampling->check(stages_[0]->model().config().vocab_size);
     BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
@@ -180,8 +189,10 @@ class RelayScheduler final : public BatchedRelay {
                 capacity_error, "RelayScheduler: request of ", request.size(),
                 " tokens exceeds max_request_tokens = ", opt_.max_request_tokens);
     const Ticket t = next_ticket_++;
-    auto r = std::make_unique<Request>(t, std::move(request), static_cast<int>(stages_.size()),
-                                       relay_, std::move(options));
+    const bool alone = options.only_stage >= 0;
+    auto r = std::make_unique<Request>(t, std::move(request),
+                                       alone ? 1 : static_cast<int>(stages_.size()),
+                                       alone ? one_run_ : relay_, std::move(options));
     order_.push_back(r.get());
     live_.emplace(t, std::move(r));
     return t;
@@ -299,6 +310,11 @@ class RelayScheduler final : public BatchedRelay {
   bool idle() const override { return live_.empty(); }
   /// Requests accepted and not yet finished.
   int pending() const override { return static_cast<int>(live_.size()); }
+  int running() const override {
+    int n = 0;
+    for (const Request* r : order_) n += !r->done && (r->session || r->shared_slot >= 0) ? 1 : 0;
+    return n;
+  }
 
   /// The result of a finished ticket (once: it is handed over), or nothing while it runs.
   std::optional<RelayResult> take(Ticket t) override {
@@ -369,7 +385,7 @@ class RelayScheduler final : public BatchedRelay {
     for (Request* r : order_) {
       if (r->done || r->session) continue;
       if (shared_ && !admit_shared(r)) continue;
-      const int i = r->cursor.stage();
+      const int i = r->options.only_stage >= 0 ? r->options.only_stage : r->cursor.stage();
       if (free_[static_cast<std::size_t>(i)].empty()) continue;
       StageT& st = *stages_[static_cast<std::size_t>(i)];
       const int slot = free_[static_cast<std::size_t>(i)].back();
@@ -388,7 +404,7 @@ class RelayScheduler final : public BatchedRelay {
                          (r->options.sampling_stage < 0 || r->options.sampling_stage == i);
         if (own) {
           r->sampling = *r->options.sampling;
-          r->sampling.stream += static_cast<std::uint64_t>(i);
+          r->sampling.stream += static_cast<std::uint64_t>(r->cursor.stage());
         }
         r->session.emplace(st.open(static_cast<long long>(r->input.size()), slot, cap, ss,
                                    own ? &r->sampling : nullptr));
@@ -495,7 +511,7 @@ class RelayScheduler final : public BatchedRelay {
     const auto& ids = dec.result().ids;
     if (r->options.on_token) {
       for (; r->seen < ids.size(); ++r->seen)
-        r->options.on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
+        r->options.on_token(r->ticket, r->cursor.stage(), r->cursor.cycle(), ids[r->seen]);
     }
     if (dec.done()) end_stage(r);
   }
@@ -582,6 +598,7 @@ class RelayScheduler final : public BatchedRelay {
 
   std::vector<StageT*> stages_;
   RelayOptions relay_;
+  RelayOptions one_run_;  // an only_stage request's relay: one run, no gate
   SchedulerOptions opt_;
   Workspace<B> ws_;                     // the batched forward's activations
   std::vector<std::vector<int>> free_;  // each stage's free slots
