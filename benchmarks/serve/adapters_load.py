@@ -252,6 +252,7 @@ result = {
     "steps": value(samples, "baton_steps_total", model="base"),
     "rows": value(samples, "baton_rows_total", model="base"),
     "rss_after_warmup_kib": rss_warm, "rss_end_kib": rss_end,
+    "rss_kib_every_10_s": [k for t, k in rss[::max(1, int(10 / PERIOD))]],
     "cpu_flags": [f for f in flags.split() if f.startswith(("avx", "fma", "amx", "sse4"))],
     "problems": problems[:20],
 }

@@ -180,6 +180,15 @@ class RelayScheduler final : public BatchedRelay {
     BATON_CHECK(options.only_stage < static_cast<int>(stages_.size()), usage_error,
                 "RelayScheduler: only_stage ", options.only_stage, " (the relay has ",
                 stages_.size(), " stages)");
+    if (options.only_stage >= 0) {
+      // Alone, it has no other stage's output to read.
+      const StageT& st = *stages_[static_cast<std::size_t>(options.only_stage)];
+      for (const Segment& g : st.input_segments())
+        BATON_CHECK(g.kind == Segment::Kind::request || g.kind == Segment::Kind::literal,
+                    usage_error, "RelayScheduler: stage '", st.name(),
+                    "' reads another stage's output or a shared sequence, so it cannot run alone "
+                    "(only_stage)");
+    }
     if (options.sampling) options.sampling->check(stages_[0]->model().config().vocab_size);
     BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
