@@ -84,6 +84,9 @@ srv = Server(BATON, "--model", FOLDER, "--model-name", "ref-base")
 try:
     for k, ids in enumerate(REQUESTS):
         base_ref[k] = complete(srv, "ref-base", ids, MAX_TOKENS)
+    info = srv.metrics()[0].get("vllm:lora_requests_info", [({}, 0)])[0][0]
+    check(info == {"max_lora": "0", "running_lora_adapters": "", "waiting_lora_adapters": ""},
+          f"a server without adapters still has the LoRA gauge, max_lora 0 ({info})")
 finally:
     srv.stop()
 # The adapters change the answers (else equality would prove nothing), and the server-alone

@@ -28,25 +28,28 @@ std::string gateway_metrics(const std::vector<const ServedRelay*>& relays, doubl
        "# TYPE vllm:kv_cache_usage_perc gauge\n"
        "vllm:kv_cache_usage_perc "
     << (slots > 0 ? static_cast<double>(running) / static_cast<double>(slots) : 0.0) << "\n";
+  // Always present (max_lora 0 without adapters), so a picker that scrapes it finds it.
+  int max_lora = 0;
+  std::string run, wait;
   for (const ServedRelay* r : relays) {
     const AdapterTable* t = r->adapters();
     if (!t) continue;
     const AdapterSnapshot s = t->snapshot();
-    std::string run, wait;  // snapshot() lists by name: sorted
-    for (const AdapterSnapshot::Entry& a : s.adapters) {
+    max_lora = s.max_loras;
+    for (const AdapterSnapshot::Entry& a : s.adapters) {  // by name: the lists come sorted
       if (a.in_flight == 0) continue;
       std::string& list = a.slot >= 0 ? run : wait;
       list += (list.empty() ? "" : ",") + a.name;
     }
-    // Names are printable ASCII without '"', '\\' or ',' (adapter_api.cpp): no escaping.
-    o << "# HELP vllm:lora_requests_info Adapters running and waiting; the value is when this "
-         "was taken (unix seconds).\n"
-         "# TYPE vllm:lora_requests_info gauge\n"
-         "vllm:lora_requests_info{max_lora=\""
-      << s.max_loras << "\",running_lora_adapters=\"" << run << "\",waiting_lora_adapters=\""
-      << wait << "\"} " << std::fixed << now_s << "\n";
     break;  // one served model takes adapters
   }
+  // Names are printable ASCII without '"', '\\' or ',' (adapter_api.cpp): no escaping.
+  o << "# HELP vllm:lora_requests_info Adapters running and waiting; the value is when this "
+       "was taken (unix seconds).\n"
+       "# TYPE vllm:lora_requests_info gauge\n"
+       "vllm:lora_requests_info{max_lora=\""
+    << max_lora << "\",running_lora_adapters=\"" << run << "\",waiting_lora_adapters=\"" << wait
+    << "\"} " << std::fixed << now_s << "\n";
   return o.str();
 }
 

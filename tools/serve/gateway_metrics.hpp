@@ -23,7 +23,8 @@ namespace baton::serve {
 ///   vllm:lora_requests_info     gauge  labels max_lora (adapter slots), running_lora_adapters
 ///                                      (adapters in a slot with requests in flight),
 ///                                      waiting_lora_adapters (adapters whose requests wait for
-///                                      a slot), comma-separated, sorted
+///                                      a slot), comma-separated, sorted; max_lora 0 and
+///                                      empty lists on a server without adapters
 std::string gateway_metrics(const std::vector<const ServedRelay*>& relays, double now_s);
 
 /// baton's own counts behind that gauge, for the served model that takes adapters (empty
