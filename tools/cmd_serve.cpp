@@ -118,8 +118,7 @@ Args parse_args(int argc, char** argv) {
   bool model_options = false;  // --model-name, --max-tokens, --max-prompt-tokens
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("-") && arg != "--config" && arg != "--request-specials" &&
-        arg != "--lora")
+    if (arg.starts_with("-") && arg != "--config" && arg != "--request-specials" && arg != "--lora")
       seen.once(arg);
     const auto value = [&]() -> std::string_view {
       if (i + 1 >= argc) throw cli::ArgError{std::string(arg) + " needs a value"};

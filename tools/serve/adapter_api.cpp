@@ -50,15 +50,15 @@ std::string checked_name(const std::string& name) {
 std::optional<std::string> adapter_name_problem(const std::string& name) {
   if (name.empty()) return "is empty";
   if (name.size() > kMaxNameBytes)
-    return "is " + std::to_string(name.size()) + " bytes; at most " +
-           std::to_string(kMaxNameBytes);
+    return "is " + std::to_string(name.size()) + " bytes; at most " + std::to_string(kMaxNameBytes);
   for (const char c : name)
     if (c <= ' ' || c > '~' || c == ',' || c == '"' || c == '\\') {
       // Appended in steps: g++ 12 warns (-Wrestrict, falsely) on "'" + std::string&&.
       std::string why = "'";
       why += detail::excerpt(name);
-      why += "' holds a space, a comma, a quote, a backslash or a character outside printable "
-             "ASCII (the gateway's metric lists names comma-separated in a label)";
+      why +=
+          "' holds a space, a comma, a quote, a backslash or a character outside printable "
+          "ASCII (the gateway's metric lists names comma-separated in a label)";
       return why;
     }
   return std::nullopt;

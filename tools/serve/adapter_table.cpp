@@ -34,7 +34,8 @@ std::string adapter_content_hash(const std::filesystem::path& dir) {
   for (const char* f : {"adapter_config.json", "adapter_model.safetensors"}) {
     const std::filesystem::path p = dir / f;
     BATON_CHECK(std::filesystem::is_regular_file(p), config_error, "adapter ", dir.string(),
-                ": no ", f, " (a PEFT adapter folder holds adapter_config.json and "
+                ": no ", f,
+                " (a PEFT adapter folder holds adapter_config.json and "
                 "adapter_model.safetensors)");
     const std::string one = io::sha256_file(p);
     h.update(std::as_bytes(std::span<const char>(one)));
@@ -47,8 +48,8 @@ AdapterTable::AdapterTable(RuntimeRelay& relay, AdapterLimits limits)
   BATON_CHECK(limits_.max_loras >= 1 && limits_.max_cpu_loras >= limits_.max_loras, usage_error,
               "AdapterTable: max_loras ", limits_.max_loras, " and max_cpu_loras ",
               limits_.max_cpu_loras, " (need 1 <= max_loras <= max_cpu_loras)");
-  BATON_CHECK(static_cast<int>(relay_.stage_names().size()) == limits_.max_loras + 1,
-              usage_error, "AdapterTable: the relay has ", relay_.stage_names().size(),
+  BATON_CHECK(static_cast<int>(relay_.stage_names().size()) == limits_.max_loras + 1, usage_error,
+              "AdapterTable: the relay has ", relay_.stage_names().size(),
               " stages, not the base and ", limits_.max_loras, " adapter slots");
 }
 
@@ -63,8 +64,7 @@ void AdapterTable::add(const std::string& name, const std::filesystem::path& dir
   BATON_CHECK(!entries_.contains(name), usage_error, "an adapter is already served as '", name,
               "'");
   BATON_CHECK(static_cast<int>(entries_.size()) < limits_.max_adapters, capacity_error,
-              "the server already holds ", limits_.max_adapters,
-              " adapters; unload one first");
+              "the server already holds ", limits_.max_adapters, " adapters; unload one first");
   Entry e;
   e.path = dir;
   e.sha256 = before;
@@ -186,8 +186,8 @@ AdapterSnapshot AdapterTable::snapshot() const {
   s.evictions = evictions_;
   s.reads = reads_;
   for (const auto& [name, e] : entries_)
-    s.adapters.push_back({name, e.path.string(), e.sha256, e.slot, e.slot >= 0 || e.copy != nullptr,
-                          e.in_flight});
+    s.adapters.push_back(
+        {name, e.path.string(), e.sha256, e.slot, e.slot >= 0 || e.copy != nullptr, e.in_flight});
   return s;
 }
 

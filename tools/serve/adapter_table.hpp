@@ -34,9 +34,9 @@
 namespace baton::serve {
 
 /// Bounds of an adapter table.
-struct AdapterLimits {  // NOLINT: aggregate
-  int max_loras = 1;    ///< adapter slots: adapters that can run in one step
-  int max_cpu_loras = 1;  ///< adapters held in memory, slots included (>= max_loras)
+struct AdapterLimits {      // NOLINT: aggregate
+  int max_loras = 1;        ///< adapter slots: adapters that can run in one step
+  int max_cpu_loras = 1;    ///< adapters held in memory, slots included (>= max_loras)
   int max_adapters = 1024;  ///< adapters registered at most (each costs a name and a path)
 };
 

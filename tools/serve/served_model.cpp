@@ -53,8 +53,8 @@ ServedModel::ServedModel(RelaySpec spec, Tokenizer tokenizer, ChatConfig chat,
 ServedModel::ServedModel(RelaySpec spec, Tokenizer tokenizer, ChatConfig chat,
                          std::unique_ptr<RuntimeRelay> relay, ServeLimits limits,
                          bool request_specials, AdapterLimits adapters)
-    : ServedModel(std::move(spec), std::move(tokenizer), std::move(chat), std::move(relay),
-                  limits, request_specials) {
+    : ServedModel(std::move(spec), std::move(tokenizer), std::move(chat), std::move(relay), limits,
+                  request_specials) {
   // No request has arrived yet (the server does not listen before this returns), so the
   // stepping thread cannot look at the table before it exists.
   adapters_ = std::make_unique<AdapterTable>(relay_mut(), adapters);

@@ -176,9 +176,9 @@ RelayCounters ServedRelay::counters() const {
 
 std::optional<int> ServedRelay::place(const Job& job) {
   AdapterTable* table = adapters();
-  if (!table) return -1;                 // a relay file: its stages in order
-  if (job.adapter.empty()) return 0;     // the base model's own stage
-  return table->place(job.adapter);      // an adapter's slot, once it has one
+  if (!table) return -1;              // a relay file: its stages in order
+  if (job.adapter.empty()) return 0;  // the base model's own stage
+  return table->place(job.adapter);   // an adapter's slot, once it has one
 }
 
 void ServedRelay::take_in(std::vector<Arrival>& arrived) {

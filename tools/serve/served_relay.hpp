@@ -26,9 +26,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapter_table.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/runtime_relay_on.hpp"
-#include "adapter_table.hpp"
 #include "baton/text/tokenizer.hpp"
 #include "openai_api.hpp"
 

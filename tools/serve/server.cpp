@@ -149,11 +149,12 @@ void Server::load_adapter(const http::Request& req, http::Response& res) {
     const AdapterSnapshot snap = host->adapters()->snapshot();
     for (const AdapterSnapshot::Entry& e : snap.adapters)
       if (e.name == a.name)
-        res.body = dump({{"object", "lora_adapter"},
-                         {"id", a.name},
-                         {"status", "loaded"},
-                         {"sha256", e.sha256},
-                         {"message", "Success: LoRA adapter '" + a.name + "' added successfully."}});
+        res.body =
+            dump({{"object", "lora_adapter"},
+                  {"id", a.name},
+                  {"status", "loaded"},
+                  {"sha256", e.sha256},
+                  {"message", "Success: LoRA adapter '" + a.name + "' added successfully."}});
   } catch (const ApiError& e) {
     send_error(res, e);
   }
@@ -177,10 +178,10 @@ void Server::unload_adapter(const http::Request& req, http::Response& res) {
     // Refused, not waited for: requests in flight finish on the weights they started with, and
     // the caller decides whether to retry (a drain before an unload makes it succeed).
     if (!removed)
-      throw ApiError{409, "invalid_request_error",
-                     "adapter '" + name +
-                         "' has requests in flight; unload it once they have finished",
-                     "lora_name", "adapter_in_use"};
+      throw ApiError{
+          409, "invalid_request_error",
+          "adapter '" + name + "' has requests in flight; unload it once they have finished",
+          "lora_name", "adapter_in_use"};
     res.body = dump({{"object", "lora_adapter"},
                      {"id", name},
                      {"status", "unloaded"},
