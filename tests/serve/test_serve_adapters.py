@@ -23,6 +23,9 @@ decoded from ids: the same ids give the same text, and a differing id shows in t
   - POST /v1/unload_lora_adapter while the adapter has requests in flight: 409 adapter_in_use;
     the requests finish with their reference answers; once idle the unload succeeds, the id then
     answers 404, and loading it again under the same name works;
+  - one slot busy with a long request: a request for another adapter waits (listed in
+    waiting_lora_adapters, its adapter in use: 409); its client going away ends it while it
+    waits, and the adapter then unloads while the slot is still busy;
   - an evicted adapter whose files changed on disk is refused (never run as the old one);
   - a relay file's stage naming a served adapter ("lora") answers as that adapter does;
   - --public-metrics: /metrics answers without the key, /v1 still needs it;
@@ -32,11 +35,13 @@ decoded from ids: the same ids give the same text, and a differing id shows in t
   - a short load run (benchmarks/serve/adapters_load.py, --load-seconds, default 4).
 Skips (77) without the openai client; fails under CI=true.
 """
+import http.client
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -280,6 +285,62 @@ try:
               ref[(ADS[2][0], 1)], "the name loaded again with other weights answers as those")
     finally:
         srv2.stop()
+
+    # One slot, busy with a long request on one adapter: a request for another waits (its
+    # adapter listed as waiting); its client going away ends it there, and frees the adapter.
+    (na, pa), (nb, pb) = START[0], START[1]
+    srv3 = Server(BATON, "--model", FOLDER, "--model-name", "base", "--lora", f"{na}={pa}",
+                  "--lora", f"{nb}={pb}", "--max-loras", "1", "--concurrency", "1",
+                  "--max-tokens", "400", "--queue", "64")
+    try:
+        stop = threading.Event()
+        results = []
+
+        def keeper():  # 8 of them keep the slot's adapter busy (300 tokens take ~50 ms)
+            while not stop.is_set():
+                results.append(complete(srv3, na, REQUESTS[0], LONG, **long_kw))
+
+        keepers = [threading.Thread(target=keeper) for _ in range(8)]
+        for k in keepers:
+            k.start()
+        try:
+            deadline = time.time() + 60
+            while value(srv3.metrics()[0], "vllm:num_requests_running") != 1 and \
+                    time.time() < deadline:
+                time.sleep(0.01)
+            conn = http.client.HTTPConnection(srv3.base.split("//")[1], timeout=60)
+            conn.request("POST", "/v1/completions", json.dumps(
+                {"model": nb, "prompt": REQUESTS[1], "max_tokens": 8, "stream": True}),
+                {"Authorization": f"Bearer {srv3.key}", "Content-Type": "application/json"})
+            resp = conn.getresponse()
+            check(resp.status == 200, f"the request for {nb} is accepted ({resp.status})")
+
+            def lora_info():
+                return srv3.metrics()[0]["vllm:lora_requests_info"][0][0]
+
+            while not lora_info()["waiting_lora_adapters"] and time.time() < deadline:
+                time.sleep(0.01)
+            info = lora_info()
+            check(info["running_lora_adapters"] == na and info["waiting_lora_adapters"] == nb,
+                  f"one slot busy: {na} running, {nb} waiting for the slot ({info})")
+            status, _ = srv3.unload(nb)
+            check(status == 409, f"the waiting adapter is in use too: 409 ({status})")
+            resp.close()
+            conn.close()  # the client goes away while its request waits
+            while srv3.unload(nb)[0] != 200 and time.time() < deadline:
+                time.sleep(0.05)
+            info = lora_info()
+            check(nb not in srv3.models() and info["running_lora_adapters"] == na,
+                  "its request ended where it waited: the adapter unloads while the slot is "
+                  f"still busy ({info})")
+        finally:
+            stop.set()
+            for k in keepers:
+                k.join()
+        check(results and all(r[1] == "length" for r in results),
+              f"the {len(results)} long requests on the slot finished")
+    finally:
+        srv3.stop()
 
     # Changed files of an adapter out of memory: refused, never run as the old weights.
     victim = START[0]
