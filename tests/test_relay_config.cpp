@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 // Relays described in JSON: field errors, the run-time relay against the no-cache reference,
 // and a text relay (ChatML prefix, text template segments, stop text, text gate) whose ids
-// come from a tokenizer while the stages still hand ids on.
+// come from a tokenizer while the stages still hand ids on; a stage's adapter replaced at run
+// time (a server's adapter slots).
 #include <doctest/doctest.h>
 
 #include "baton/relay/runtime_relay_instances.hpp"  // build_relay, compiled once in dispatch/
@@ -468,4 +469,50 @@ TEST_CASE("\"shared\": a relay of activated adapters from JSON, run alone and ba
     e["stages"][1]["invocation"] = json::array();
     CHECK_THROWS_AS(parse(e), config_error);
   }
+}
+
+TEST_CASE("a stage's adapter replaced at run time: the prefix is recomputed through it") {
+  // What a server's adapter slots do (tools/serve/adapter_table.hpp): load_adapter reads and
+  // checks an adapter without touching a stage; swap_adapter puts it into a stage, pre-warms it
+  // again and hands back the one it held. With a prefix, a stale pre-warm (the old adapter's K/V)
+  // would change every answer: each run must equal the no-cache reference of the adapter in the
+  // stage now, also after swapping back.
+  RelayFixture f("swap");
+  const json j = {{"model", "model"},
+                  {"stages",
+                   {{{"name", "only"},
+                     {"adapter", "adapter0"},
+                     {"prefix", {3, 14, 15}},
+                     {"input", {{{"request", true}}}},
+                     {"max_new", 6}}}}};
+  std::ofstream(f.dir / "swap.json") << j.dump(2);
+  const auto relay = build_relay(load_relay_spec(f.dir / "swap.json"));
+  relay->prewarm();
+  const auto req = kRequestIds();
+  const auto with = [&](int a) { return f.reference(a, {3, 14, 15}, req, 6); };
+  REQUIRE(with(0) != with(1));  // else a stale prefix could go unseen
+  CHECK(relay->run(req).output(0) == with(0));
+  std::unique_ptr<RelayAdapter> second = relay->load_adapter(f.adapter_dir(1));
+  CHECK(second->source() == f.adapter_dir(1).string());
+  CHECK(relay->run(req).output(0) == with(0));  // loading alone changes nothing
+  std::unique_ptr<RelayAdapter> first = relay->swap_adapter(0, std::move(second));
+  CHECK(first->source() == f.adapter_dir(0).string());
+  CHECK(relay->run(req).output(0) == with(1));
+  std::unique_ptr<RelayAdapter> back = relay->swap_adapter(0, std::move(first));
+  CHECK(relay->run(req).output(0) == with(0));
+  (void)relay->swap_adapter(0, nullptr);  // none: the base model
+  CHECK(relay->run(req).output(0) == f.reference(-1, {3, 14, 15}, req, 6));
+  EXPECT_ERROR(error, relay->load_adapter(f.dir / "missing"), "missing");
+  EXPECT_ERROR(usage_error, relay->swap_adapter(1, std::move(back)), "stage 1");
+
+  // A stage naming a served adapter ("lora") is the server's to resolve.
+  json k = j;
+  k["stages"][0].erase("adapter");
+  k["stages"][0]["lora"] = "sql";
+  const RelaySpec named = parse_relay_spec(k, f.dir / "named.json");
+  CHECK(named.stages[0].served_adapter == "sql");
+  EXPECT_ERROR(config_error, build_relay(named), "names the served adapter 'sql'");
+  k["stages"][0]["adapter"] = "adapter0";
+  EXPECT_ERROR(config_error, parse_relay_spec(k, f.dir / "named.json"),
+               "give 'adapter' (a folder) or 'lora'");
 }

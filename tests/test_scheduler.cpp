@@ -8,7 +8,8 @@
 // gates passing in different cycles, feedback and loop_from. A request with a bad id, and one
 // cancelled midway, end alone; the others' results do not change. A request's own max_new on
 // one stage (a server's max_tokens) equals the relay built with that max_new, and its stage
-// callbacks report every run as it ends.
+// callbacks report every run as it ends. A request may run one stage alone (only_stage: a
+// server's adapter slots) beside whole relays in the same steps.
 //
 // Mutation checks (2026-12-03), each alone, this program rebuilt:
 //   the accept rule's max_new test off by one (kernels/accept.hpp) -> fails
@@ -231,4 +232,70 @@ TEST_CASE("scheduler: decode rows go first; arrivals' prefills take what the bud
     REQUIRE(got.has_value());
     check_same(*got, engine.run(requests[k], opt));
   }
+}
+
+TEST_CASE("scheduler: a request may run one stage alone (only_stage), in the steps of others") {
+  // What a server's adapter slots do (tools/serve/adapter_table.hpp): requests run extract (an
+  // adapter, a prefix, literal + request input) alone, as their whole relay, beside whole
+  // relays in the same steps; each alone-run equals the first run of the same request through
+  // the sequential relay (extract's output reads nothing later), reported as stage 0 of a
+  // one-stage, one-cycle relay without a gate. A stage that reads another's output cannot run
+  // alone.
+  World batched(3), alone(1);
+  const RelayOptions opt = relay_options();
+  RelayEngine<host> engine(alone.bases());
+  RelayScheduler<StageT> sched(batched.ptrs(), relay_options(),
+                               {.max_rows = 8, .max_tokens = 48, .max_queue = 64});
+  std::vector<std::vector<std::int32_t>> requests;
+  for (int k = 0; k < 8; ++k) requests.push_back(ids(3 + k, 70 + k));
+  std::map<Ticket, std::size_t> whole, first;
+  std::map<Ticket, std::vector<int>> streamed_stages;
+  int running_seen = 0;
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    RequestOptions o;
+    o.on_token = [&](Ticket t, int stage, int, std::int32_t) {
+      streamed_stages[t].push_back(stage);
+    };
+    if (k % 2 == 0) {
+      whole[sched.submit(requests[k], std::move(o))] = k;
+    } else {
+      o.only_stage = 0;
+      first[sched.submit(requests[k], std::move(o))] = k;
+    }
+  }
+  int most_rows = 0;
+  while (!sched.idle()) {
+    most_rows = std::max(most_rows, sched.step().rows);
+    running_seen = std::max(running_seen, sched.running());
+  }
+  CHECK(most_rows > 4);  // whole relays and alone-runs shared steps
+  CHECK(running_seen > 1);
+  CHECK(sched.running() == 0);
+  for (const auto& [ticket, index] : whole) {
+    const std::size_t k = index;
+    CAPTURE(k);
+    check_same(*sched.take(ticket), engine.run(requests[k], opt));
+  }
+  for (const auto& [ticket, index] : first) {
+    const std::size_t k = index;
+    CAPTURE(k);
+    const auto got = sched.take(ticket);
+    REQUIRE(got.has_value());
+    const RelayResult want = engine.run(requests[k], opt);
+    REQUIRE(got->runs.size() == 1);
+    CHECK(got->runs[0].stage == 0);
+    CHECK(got->runs[0].name == "extract");
+    CHECK(got->runs[0].ids == want.runs[0].ids);
+    CHECK(got->runs[0].input_tokens == want.runs[0].input_tokens);
+    CHECK(got->cycles == 1);
+    CHECK(got->verdict == Verdict::pass);  // no gate
+    CHECK(streamed_stages[ticket] == std::vector<int>(want.runs[0].ids.size(), 0));
+  }
+  RequestOptions reads_output;
+  reads_output.only_stage = 1;  // reason reads extract's output and verify's feedback
+  EXPECT_ERROR(usage_error, sched.submit(requests[0], reads_output),
+               "stage 'reason' reads another stage's output");
+  RequestOptions past;
+  past.only_stage = 3;
+  EXPECT_ERROR(usage_error, sched.submit(requests[0], past), "only_stage 3 (the relay has 3");
 }

@@ -5,14 +5,17 @@
 /// (docs/serve.md).
 ///
 ///   baton serve [--config relay.json ...] [--model DIR [--model-name NAME] [--max-tokens N]
-///               [--max-prompt-tokens N]] [--host 127.0.0.1] [--port 8080]
-///               [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]
+///               [--max-prompt-tokens N] [--lora NAME=DIR ...] [--max-loras N]
+///               [--max-cpu-loras N]] [--host 127.0.0.1] [--port 8080]
+///               [--concurrency N] [--queue N] [--api-key KEY] [--public-metrics]
+///               [--max-body BYTES]
 ///               [--drain-seconds S] [--max-connections N] [--max-client-connections N]
 ///               [--request-specials NAME] [--backend host|cuda] [--threads N]
 ///               [--bf16-products | --f32-products]
 ///
 /// Every request goes through its relay's batch scheduler; a model folder is served as a relay
-/// of one stage (serve/served_model.hpp). SIGTERM or SIGINT: new requests get
+/// of one stage, with one more stage per adapter slot when it serves adapters
+/// (serve/served_model.hpp, serve/adapter_table.hpp). SIGTERM or SIGINT: new requests get
 /// 503, those in flight finish (for at most --drain-seconds), then the program exits 0.
 #include <pthread.h>
 
@@ -36,6 +39,7 @@
 #include "commands.hpp"
 #include "host_choice.hpp"
 #include "relay_setup.hpp"
+#include "serve/adapter_api.hpp"
 #include "serve/served_model.hpp"
 #include "serve/server.hpp"
 #include "storage_choice.hpp"
@@ -50,11 +54,17 @@ constexpr int kMaxQueue = 4096;
 constexpr int kMaxConnections = 8192;
 /// --max-tokens' and --max-prompt-tokens' upper bound (each slot holds both).
 constexpr int kMaxModelTokens = 1 << 20;
+/// --max-loras' bound: each slot is a stage with --concurrency KV slots of its own.
+constexpr int kMaxLoras = 256;
+/// --max-cpu-loras' bound.
+constexpr int kMaxCpuLoras = 4096;
 
 constexpr std::string_view kUsage =
     "usage: baton serve [--config FILE ...] [--model DIR [--model-name NAME] [--max-tokens N]\n"
-    "                   [--max-prompt-tokens N]] [--host ADDR] [--port N]\n"
-    "                   [--concurrency N] [--queue N] [--api-key KEY] [--max-body BYTES]\n"
+    "                   [--max-prompt-tokens N] [--lora NAME=DIR ...] [--max-loras N]\n"
+    "                   [--max-cpu-loras N]] [--host ADDR] [--port N]\n"
+    "                   [--concurrency N] [--queue N] [--api-key KEY] [--public-metrics]\n"
+    "                   [--max-body BYTES]\n"
     "                   [--drain-seconds S] [--max-connections N] [--max-client-connections N]\n"
     "                   [--request-specials NAME] [--backend host|cuda] [--threads N]\n"
     "                   [--bf16-products | --f32-products]\n"
@@ -65,11 +75,19 @@ constexpr std::string_view kUsage =
     "  --model-name NAME  what clients call --model (default: the folder's name)\n"
     "  --max-tokens N   tokens a request to --model may generate at most (default 256)\n"
     "  --max-prompt-tokens N  tokens of a prompt to --model at most (default 1024)\n"
+    "  --lora NAME=DIR  serve the PEFT adapter in DIR on --model as the model id NAME; repeat\n"
+    "                   for more; a relay stage may name it ({\"lora\": \"NAME\"})\n"
+    "  --max-loras N    adapters that run at once (slots; default: the --lora count, at least 1);\n"
+    "                   with it, POST /v1/load_lora_adapter and /v1/unload_lora_adapter work\n"
+    "  --max-cpu-loras N  adapters kept in memory, those in slots included (default: the larger\n"
+    "                   of --max-loras and the --lora count); others are read again on demand\n"
     "  --host ADDR      the address to listen on (default 127.0.0.1: this machine only)\n"
     "  --port N         the port (default 8080; 0: any free port, printed on start)\n"
     "  --concurrency N  requests each relay runs at once: slots per stage (default 16)\n"
-    "  --queue N        requests a relay accepts before answering 429 (default 4 x concurrency)\n"
+    "  --queue N        requests a relay accepts before answering 429 (default 4 x concurrency,\n"
+    "                   x (1 + --max-loras) with adapters)\n"
     "  --api-key KEY    require 'Authorization: Bearer KEY' (default: $BATON_API_KEY if set)\n"
+    "  --public-metrics GET /metrics without the key (an inference gateway's scraper)\n"
     "  --max-body BYTES request bodies at most (default 1048576; larger: 413)\n"
     "  --drain-seconds S  on SIGTERM, how long requests in flight may take (default 30)\n"
     "  --max-connections N  open connections at most (default 1024; more: 503)\n"
@@ -83,6 +101,8 @@ struct Args {
   std::optional<std::string> model_name;
   int max_tokens = 256;
   int max_prompt_tokens = 1024;
+  std::vector<std::pair<std::string, std::string>> loras;  ///< --lora NAME=DIR, in order
+  std::optional<int> max_loras, max_cpu_loras;
   serve::ServerOptions server;
   int concurrency = 16;
   std::optional<int> queue;
@@ -98,7 +118,8 @@ Args parse_args(int argc, char** argv) {
   bool model_options = false;  // --model-name, --max-tokens, --max-prompt-tokens
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("-") && arg != "--config" && arg != "--request-specials") seen.once(arg);
+    if (arg.starts_with("-") && arg != "--config" && arg != "--request-specials" && arg != "--lora")
+      seen.once(arg);
     const auto value = [&]() -> std::string_view {
       if (i + 1 >= argc) throw cli::ArgError{std::string(arg) + " needs a value"};
       return cli::non_empty(arg, argv[++i]);
@@ -119,6 +140,26 @@ Args parse_args(int argc, char** argv) {
                             std::to_string(kMaxModelTokens) + "]"};
       (arg == "--max-tokens" ? a.max_tokens : a.max_prompt_tokens) = n;
       model_options = true;
+    } else if (arg == "--lora") {
+      const std::string v(value());
+      const auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        throw cli::ArgError{"--lora " + detail::excerpt(v) + ": give NAME=DIR"};
+      std::string name = v.substr(0, eq);
+      if (const auto why = serve::adapter_name_problem(name))
+        throw cli::ArgError{"--lora " + detail::excerpt(v) + ": the name " + *why};
+      for (const auto& [n, d] : a.loras)
+        if (n == name) throw cli::ArgError{"--lora " + detail::excerpt(name) + " is given twice"};
+      a.loras.emplace_back(std::move(name), v.substr(eq + 1));
+      model_options = true;
+    } else if (arg == "--max-loras" || arg == "--max-cpu-loras") {
+      const int n = cli::parse_int<int>(value(), arg);
+      const int top = arg == "--max-loras" ? kMaxLoras : kMaxCpuLoras;
+      if (n < 1 || n > top)
+        throw cli::ArgError{std::string(arg) + " " + std::to_string(n) + " is outside [1, " +
+                            std::to_string(top) + "]"};
+      (arg == "--max-loras" ? a.max_loras : a.max_cpu_loras) = n;
+      model_options = true;
     } else if (arg == "--host") {
       a.server.host = value();
     } else if (arg == "--port") {
@@ -135,6 +176,8 @@ Args parse_args(int argc, char** argv) {
       if (*a.queue < 1 || *a.queue > kMaxQueue)
         throw cli::ArgError{"--queue " + std::to_string(*a.queue) + " is outside [1, " +
                             std::to_string(kMaxQueue) + "]"};
+    } else if (arg == "--public-metrics") {
+      a.server.public_metrics = true;
     } else if (arg == "--api-key") {
       a.server.api_key = std::string(value());
     } else if (arg == "--max-body") {
@@ -168,8 +211,23 @@ Args parse_args(int argc, char** argv) {
   if (a.configs.empty() && !a.model)
     throw cli::ArgError{"give a relay (--config FILE) or a model folder (--model DIR) to serve"};
   if (!a.model && model_options)
-    throw cli::ArgError{"--model-name, --max-tokens and --max-prompt-tokens apply to --model DIR"};
-  if (!a.queue) a.queue = std::min(4 * a.concurrency, kMaxQueue);
+    throw cli::ArgError{
+        "--model-name, --max-tokens, --max-prompt-tokens, --lora, --max-loras and "
+        "--max-cpu-loras apply to --model DIR"};
+  if (a.max_cpu_loras && !a.max_loras && a.loras.empty())
+    throw cli::ArgError{"--max-cpu-loras needs adapters: --lora NAME=DIR or --max-loras N"};
+  if (a.max_loras || !a.loras.empty()) {
+    const int given = static_cast<int>(a.loras.size());
+    if (!a.max_loras) a.max_loras = std::clamp(given, 1, kMaxLoras);
+    if (!a.max_cpu_loras) a.max_cpu_loras = std::max(*a.max_loras, given);
+    if (*a.max_cpu_loras < *a.max_loras)
+      throw cli::ArgError{"--max-cpu-loras " + std::to_string(*a.max_cpu_loras) +
+                          " is less than --max-loras " + std::to_string(*a.max_loras) +
+                          " (adapters in slots are in memory too)"};
+  }
+
+  // Four requests per slot of the base, and of each adapter slot: their KV slots are apart.
+  if (!a.queue) a.queue = std::min(4 * a.concurrency * (1 + a.max_loras.value_or(0)), kMaxQueue);
   if (*a.queue < a.concurrency)
     throw cli::ArgError{"--queue " + std::to_string(*a.queue) + " is less than --concurrency " +
                         std::to_string(a.concurrency)};
@@ -181,6 +239,19 @@ Args parse_args(int argc, char** argv) {
 
 std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& a) {
   RelaySpec spec = load_relay_spec(config);
+  // A stage naming a served adapter ("lora": NAME) reads that adapter's folder: the relay
+  // holds its own copy from here, whatever later loads and unloads do to the name.
+  for (StageSpec& s : spec.stages) {
+    if (!s.served_adapter) continue;
+    const auto it = std::find_if(a.loras.begin(), a.loras.end(),
+                                 [&](const auto& l) { return l.first == *s.served_adapter; });
+    if (it == a.loras.end())
+      throw cli::ArgError{config + ": stage '" + s.name + "' names the served adapter '" +
+                          detail::excerpt(*s.served_adapter) + "', but no --lora " +
+                          detail::excerpt(*s.served_adapter) + "=DIR is given"};
+    s.adapter = it->second;
+    s.served_adapter.reset();
+  }
   const cli::BackendChoice backend = cli::resolve_relay_backend(a.backend, spec.backend, config);
   spec.backend = std::string(cli::backend_name(backend));
   cli::check_host_options(a.host, backend == cli::BackendChoice::host);
@@ -225,6 +296,7 @@ std::unique_ptr<serve::ServedRelay> load_model(const Args& a, const std::string&
   m.name = name;
   m.max_tokens = a.max_tokens;
   m.max_prompt_tokens = a.max_prompt_tokens;
+  m.max_loras = a.max_loras.value_or(0);
   m.stop =
       stop_ids_or_eos_token(default_stop_ids(cfg.eos_token_ids, dir, cfg.vocab_size), chat, tok);
   RelaySpec spec = serve::model_relay_spec(m);
@@ -237,9 +309,27 @@ std::unique_ptr<serve::ServedRelay> load_model(const Args& a, const std::string&
   std::unique_ptr<RuntimeRelay> relay = cli::build_prewarmed_relay(spec, backend);
   const auto& allowed = a.server.request_specials;
   const bool specials = std::find(allowed.begin(), allowed.end(), name) != allowed.end();
-  return std::make_unique<serve::ServedModel>(
+  if (!a.max_loras)
+    return std::make_unique<serve::ServedModel>(
+        std::move(spec), std::move(tok), std::move(chat), std::move(relay),
+        serve::ServeLimits{a.concurrency, *a.queue}, specials);
+  auto served = std::make_unique<serve::ServedModel>(
       std::move(spec), std::move(tok), std::move(chat), std::move(relay),
-      serve::ServeLimits{a.concurrency, *a.queue}, specials);
+      serve::ServeLimits{a.concurrency, *a.queue}, specials,
+      serve::AdapterLimits{.max_loras = *a.max_loras, .max_cpu_loras = *a.max_cpu_loras});
+  serve::AdapterTable& table = *served->adapters();
+  for (const auto& [lora, dir] : a.loras) {
+    try {
+      table.add(lora, dir);
+    } catch (const error& e) {
+      throw cli::ArgError{"--lora " + lora + "=" + dir + ": " + e.what()};
+    }
+  }
+  // The first --max-loras adapters start in their slots (no request can arrive yet, so this
+  // thread may swap them in): the first requests do not wait for a placement.
+  for (std::size_t k = 0; k < a.loras.size() && static_cast<int>(k) < *a.max_loras; ++k)
+    (void)table.place(a.loras[k].first);
+  return served;
 }
 
 }  // namespace
@@ -290,6 +380,11 @@ int cmd_serve(int argc, char** argv) {
       relays.push_back(load_model(a, model_name(a)));
       added("--model " + *a.model, "give it another with --model-name");
     }
+    for (const auto& [lora, dir] : a.loras)
+      for (const auto& r : relays)
+        if (r->name() == lora)
+          throw cli::ArgError{"--lora " + lora + "=" + dir + ": a relay or model is served as '" +
+                              lora + "' already"};
   } catch (const cli::ArgError& e) {
     std::cerr << "baton serve: " << e.message << "\n";
     return 2;

@@ -30,7 +30,6 @@ import re
 import signal
 import subprocess
 import sys
-import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,7 +41,8 @@ from chatml_folder import chatml_folder  # noqa: E402
 
 reexec_under_serve_python(__file__)
 
-from serve_process import start_serve  # noqa: E402
+from checks import check, failures  # noqa: E402
+from serve_process import http_json, start_serve  # noqa: E402
 
 try:
     from openai import OpenAI
@@ -57,14 +57,6 @@ BATON, REPO, WORK = sys.argv[1:4]
 DEMO = os.path.join(REPO, "models", "word-problems")
 KEY = "model-test-key"
 MAX_TOKENS = 24
-failures = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 # The fixture: the demo's weights and tokenizer, a chat template, eos ids as a list.
@@ -135,14 +127,7 @@ class Server:
 
 
 def call(method, url, body=None, key=KEY):
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read().decode())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read().decode())
+    return http_json(method, url, body, key, timeout=60)
 
 
 def metric(server, name, model):

@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: MIT
 #include "metrics.hpp"
 
+#include <chrono>
 #include <sstream>
+
+#include "gateway_metrics.hpp"
 
 namespace baton::serve {
 
@@ -113,6 +116,9 @@ std::string Metrics::render(const std::vector<const ServedRelay*>& relays) const
   o << "# HELP baton_rows_total Rows over all batched steps.\n# TYPE baton_rows_total counter\n";
   for (std::size_t i = 0; i < relays.size(); ++i)
     o << "baton_rows_total{model=\"" << label(relays[i]->name()) << "\"} " << c[i].rows << "\n";
+  o << adapter_metrics(relays);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  o << gateway_metrics(relays, std::chrono::duration<double>(now).count());
   return o.str();
 }
 

@@ -305,7 +305,7 @@ std::size_t cut_at_stop(std::string_view text, const std::vector<std::string>& s
   return keep;
 }
 
-ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
+nlohmann::json parse_body(std::string_view body) {
   // Strict as the file parser: a duplicate key would leave two readers of the same request
   // disagreeing (a proxy checks one value, the server uses the other), and nesting is bounded
   // before anything is built. A NUL byte would end nlohmann's input early.
@@ -330,6 +330,11 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
     throw bad("", std::string("the body is not valid JSON: ") + e.what(), "invalid_json");
   }
   if (!j.is_object()) throw bad("", "the body must be a JSON object");
+  return j;
+}
+
+ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
+  const nlohmann::json j = parse_body(body);
   const bool chat = endpoint == Endpoint::chat;
   using Keys = std::span<const std::string_view>;
   const Keys own = chat ? Keys(kChat) : Keys(kCompletion);

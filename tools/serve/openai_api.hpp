@@ -63,6 +63,10 @@ struct ApiRequest {
 
 /// Parses `body` for `endpoint`; ApiError (400) names the field that is wrong.
 ApiRequest parse_request(std::string_view body, Endpoint endpoint);
+/// A request body as one JSON object, parsed strictly (no duplicate key, no NUL, bounded
+/// nesting); ApiError (400, invalid_json / duplicate_key) otherwise. Every POST endpoint's first
+/// step.
+nlohmann::json parse_body(std::string_view body);
 
 /// Where an answer's text `text` ends given the request's stop strings: before the first
 /// occurrence of any (`found` says whether there was one); else, while the text may still grow

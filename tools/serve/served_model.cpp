@@ -35,7 +35,10 @@ RelaySpec model_relay_spec(const ModelServeSpec& m) {
   stage.input.push_back(std::move(request));
   stage.max_new = m.max_tokens;
   stage.stop = m.stop;
-  spec.stages.push_back(std::move(stage));
+  for (int k = 0; k <= m.max_loras; ++k) {
+    spec.stages.push_back(stage);
+    if (k > 0) spec.stages.back().name = "adapter-slot-" + std::to_string(k);
+  }
   spec.output_stage = 0;
   return spec;
 }
@@ -46,6 +49,16 @@ ServedModel::ServedModel(RelaySpec spec, Tokenizer tokenizer, ChatConfig chat,
     : ServedRelay(std::move(spec), std::move(tokenizer), std::move(relay), limits,
                   request_specials),
       chat_(std::move(chat)) {}
+
+ServedModel::ServedModel(RelaySpec spec, Tokenizer tokenizer, ChatConfig chat,
+                         std::unique_ptr<RuntimeRelay> relay, ServeLimits limits,
+                         bool request_specials, AdapterLimits adapters)
+    : ServedModel(std::move(spec), std::move(tokenizer), std::move(chat), std::move(relay), limits,
+                  request_specials) {
+  // No request has arrived yet (the server does not listen before this returns), so the
+  // stepping thread cannot look at the table before it exists.
+  adapters_ = std::make_unique<AdapterTable>(relay_mut(), adapters);
+}
 
 std::vector<std::int32_t> ServedModel::prompt_ids(const ApiRequest& r) const {
   if (r.ids) return *r.ids;

@@ -7,8 +7,10 @@
 ///        requests share steps. A chat is the request's whole conversation rendered through the
 ///        folder's own chat template; a completion is its prompt as text.
 ///
-/// Adapters served as more model ids (issue 46) would be more served kinds beside this one:
-/// the HTTP layer sees only ServedRelay's interface.
+/// With adapters (`--lora NAME=DIR`, `--max-loras N`), the relay has one more stage per adapter
+/// slot, each the same request-only stage on its slot's adapter, and every request runs one
+/// stage alone: the base's or its adapter's (adapter_table.hpp places it). All share one
+/// scheduler, so requests for different adapters are rows of the same batched steps.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +31,12 @@ struct ModelServeSpec {  // NOLINT: aggregate
   int max_tokens = 256;            ///< tokens a request may generate at most
   int max_prompt_tokens = 1024;    ///< a prompt's tokens at most (sizes each slot)
   std::vector<std::int32_t> stop;  ///< ids that end generation (config's and generation_config's)
+  int max_loras = 0;               ///< adapter slots (0: no adapters are served)
 };
 
-/// The one-stage relay `m` is served as: stage "model", the base model (no adapter), the
-/// request as its input, `m.stop` as its stop ids, max_new `m.max_tokens`.
+/// The relay `m` is served as: stage "model", the base model (no adapter), the request as its
+/// input, `m.stop` as its stop ids, max_new `m.max_tokens`; then `m.max_loras` stages
+/// "adapter-slot-K" alike, without an adapter until one is placed there.
 RelaySpec model_relay_spec(const ModelServeSpec& m);
 
 class ServedModel final : public ServedRelay {
@@ -42,6 +46,13 @@ class ServedModel final : public ServedRelay {
   /// request are control tokens (--request-specials); otherwise they are text.
   ServedModel(RelaySpec spec, Tokenizer tokenizer, ChatConfig chat,
               std::unique_ptr<RuntimeRelay> relay, ServeLimits limits, bool request_specials);
+  /// The same, serving adapters through `adapters` (over this relay's slot stages).
+  ServedModel(RelaySpec spec, Tokenizer tokenizer, ChatConfig chat,
+              std::unique_ptr<RuntimeRelay> relay, ServeLimits limits, bool request_specials,
+              AdapterLimits adapters);
+  /// Stops the stepping thread before the adapter table it uses goes.
+  ~ServedModel() override { stop(); }
+  AdapterTable* adapters() override { return adapters_.get(); }
 
   std::string label() const override { return "model '" + name() + "'"; }
   std::string prompt_limit_source() const override { return "--max-prompt-tokens"; }
@@ -55,6 +66,7 @@ class ServedModel final : public ServedRelay {
 
  private:
   ChatConfig chat_;
+  std::unique_ptr<AdapterTable> adapters_;
 };
 
 }  // namespace baton::serve

@@ -33,6 +33,7 @@ ServedRelay::ServedRelay(RelaySpec spec, std::optional<Tokenizer> tokenizer,
   opt.max_queue = limits_.queue;  // never reached: submit() refuses first
   opt.max_request_tokens = spec_.max_request_tokens;
   scheduler_ = relay_->batched(opt);
+  counters_.slots = limits_.concurrency * stages;
   stepper_ = std::thread([this] { step_loop(); });
 }
 
@@ -79,8 +80,10 @@ bool ServedRelay::final_cycle(int cycle) const {
   return cycle >= spec_.max_cycles || spec_.output_stage < loop_from_;
 }
 
-std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, StageRequest own) {
+std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, StageRequest own,
+                                         const std::string& adapter) {
   auto job = std::make_shared<Job>();
+  job->adapter = adapter;
   RequestOptions o;
   const int out = spec_.output_stage;
   // The callbacks run on the stepping thread, inside step(): they only copy into the job. They
@@ -133,13 +136,23 @@ std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, StageReq
   };
   o.stage = out;
   o.own = std::move(own);
-  {
+  // Counted in before it is queued: from here an unload of its adapter answers 409.
+  AdapterTable* table = adapters();
+  if (!adapter.empty() && (!table || !table->acquire(adapter)))
+    throw ApiError{404, "invalid_request_error",
+                   "the model '" + detail::excerpt(adapter) +
+                       "' does not exist: GET /v1/models lists the models served",
+                   "model", "model_not_found"};
+  try {
     const std::lock_guard lock(inbox_mutex_);
     BATON_CHECK(!stopping_, capacity_error, "the server is shutting down");
     BATON_CHECK(counters_.pending < limits_.queue, capacity_error, label(), ": the queue is full (",
                 limits_.queue, " requests in flight)");
     ++counters_.pending;
     arrivals_.push_back({job, std::move(ids), std::move(o)});
+  } catch (...) {
+    if (!adapter.empty()) table->release(adapter);
+    throw;
   }
   work_.notify_one();
   return job;
@@ -166,6 +179,43 @@ RelayCounters ServedRelay::counters() const {
   return counters_;
 }
 
+std::optional<int> ServedRelay::place(const Job& job) {
+  AdapterTable* table = adapters();
+  if (!table) return -1;              // a relay file: its stages in order
+  if (job.adapter.empty()) return 0;  // the base model's own stage
+  return table->place(job.adapter);   // an adapter's slot, once it has one
+}
+
+void ServedRelay::take_in(std::vector<Arrival>& arrived) {
+  // Held-back requests first, in arrival order: an adapter's requests keep their order.
+  freed_ = false;
+  std::vector<Arrival> all = std::move(held_);
+  held_.clear();
+  for (Arrival& a : arrived) all.push_back(std::move(a));
+  arrived.clear();
+  for (Arrival& a : all) {
+    try {
+      const std::optional<int> stage = place(*a.job);
+      if (!stage) {
+        held_.push_back(std::move(a));
+        continue;
+      }
+      if (*stage >= 0) {
+        // The request's run is that stage alone; its cap and sampling follow it there.
+        a.options.only_stage = *stage;
+        if (a.options.stage >= 0) a.options.stage = *stage;
+      }
+      a.job->ticket = scheduler_->submit(std::move(a.ids), std::move(a.options));
+      jobs_.emplace(a.job->ticket, a.job);
+    } catch (const std::exception& e) {
+      RelayResult r;
+      r.verdict = Verdict::error;
+      r.error = e.what();
+      finish(*a.job, std::move(r));
+    }
+  }
+}
+
 void ServedRelay::stop() {
   {
     const std::lock_guard lock(inbox_mutex_);
@@ -183,6 +233,10 @@ void ServedRelay::finish(Job& job, RelayResult result) {
     ++job.version;
   }
   job.changed.notify_all();
+  if (!job.adapter.empty()) {
+    adapters()->release(job.adapter);
+    freed_ = true;  // a held-back request may find a slot now
+  }
   const std::lock_guard lock(inbox_mutex_);
   --counters_.pending;
 }
@@ -196,30 +250,37 @@ void ServedRelay::step_loop() {
       std::unique_lock lock(inbox_mutex_);
       work_.wait(lock, [&] {
         return stopping_ || cancel_everything_ || !arrivals_.empty() || !cancels_.empty() ||
-               !scheduler_->idle();
+               !scheduler_->idle() || (!held_.empty() && freed_);
       });
-      if (stopping_ && arrivals_.empty() && scheduler_->idle()) return;
+      if (stopping_ && arrivals_.empty() && held_.empty() && scheduler_->idle()) return;
       arrived.swap(arrivals_);
       cancelled.swap(cancels_);
       everything = std::exchange(cancel_everything_, false);
     }
-    for (Arrival& a : arrived) {
-      try {
-        a.job->ticket = scheduler_->submit(std::move(a.ids), std::move(a.options));
-        jobs_.emplace(a.job->ticket, a.job);
-      } catch (const std::exception& e) {
+    // Cancelled before it reached the scheduler (held back for an adapter slot): ends here.
+    const auto cancel_held = [&](const auto& which) {
+      std::erase_if(held_, [&](Arrival& a) {
+        if (!which(a.job)) return false;
         RelayResult r;
         r.verdict = Verdict::error;
-        r.error = e.what();
+        r.error = "cancelled";
         finish(*a.job, std::move(r));
-      }
-    }
+        return true;
+      });
+    };
+    take_in(arrived);
+    for (const auto& j : cancelled) cancel_held([&](const auto& h) { return h == j; });
+    if (everything) cancel_held([](const auto&) { return true; });
     // A job's ticket is set above, before any cancellation of it is taken in.
     for (const auto& j : cancelled)
       if (j->ticket) scheduler_->cancel(j->ticket);
     if (everything)
       for (const auto& [ticket, job] : jobs_) scheduler_->cancel(ticket);
-    if (scheduler_->idle()) continue;
+    if (scheduler_->idle()) {
+      const std::lock_guard lock(inbox_mutex_);
+      counters_.running = 0;
+      continue;
+    }
     SchedulerStep s;
     try {
       s = scheduler_->step();
@@ -249,10 +310,12 @@ void ServedRelay::step_loop() {
       finish(*it->second, std::move(*r));
       it = jobs_.erase(it);
     }
+    const int running = scheduler_->running();
     const std::lock_guard lock(inbox_mutex_);
     ++counters_.steps;
     counters_.rows += s.rows;
     counters_.last_rows = s.rows;
+    counters_.running = running;
   }
 }
 

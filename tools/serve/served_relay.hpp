@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapter_table.hpp"
 #include "baton/relay/config.hpp"
 #include "baton/relay/runtime_relay_on.hpp"
 #include "baton/text/tokenizer.hpp"
@@ -51,6 +52,7 @@ struct Job {
   std::uint64_t version = 0;          ///< bumped by every change (a waiter's "anything new?")
   std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
   Ticket ticket = 0;
+  std::string adapter;  ///< the served adapter it runs on ("": the relay's own stages)
 };
 
 /// Limits of one served relay.
@@ -65,6 +67,8 @@ struct RelayCounters {
   long long rows = 0;  ///< rows over all steps
   int last_rows = 0;   ///< rows in the latest step
   int pending = 0;     ///< requests accepted and not finished
+  int running = 0;     ///< ... of which on a stage's slot now (the rest wait)
+  int slots = 0;       ///< every stage's slots together (their KV is reserved)
 };
 
 /// One model id the server answers: a relay file, and the engine every served id runs on (its
@@ -121,9 +125,14 @@ class ServedRelay {
   virtual nlohmann::json describe() const;
 
   /// Accepts `ids`, with `own` asked of the output stage's runs (a lower max_new, sampling,
-  /// stop strings). capacity_error when `queue` requests are already in flight or the relay
-  /// is stopping; usage_error when the output stage cannot give what `own` asks.
-  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, StageRequest own = {});
+  /// stop strings), on the served adapter `adapter` ("": none). capacity_error when `queue`
+  /// requests are already in flight or the relay is stopping; ApiError 404 when no adapter is
+  /// served as `adapter` (it was just unloaded).
+  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, StageRequest own = {},
+                              const std::string& adapter = "");
+  /// The adapters this served model answers as more model ids (served_model.hpp), or null.
+  virtual AdapterTable* adapters() { return nullptr; }
+  const AdapterTable* adapters() const { return const_cast<ServedRelay*>(this)->adapters(); }
   /// Ends `job` before its next step (a client that went away); its result says "cancelled".
   void cancel(std::shared_ptr<Job> job);
   /// Cancels every request in flight (a shutdown past its deadline).
@@ -131,6 +140,11 @@ class ServedRelay {
   RelayCounters counters() const;
   /// Stops the stepping thread (requests still in flight end as cancelled).
   void stop();
+
+ protected:
+  /// The relay, for a served kind that changes its stages' adapters (only from the stepping
+  /// thread, or before any request arrives).
+  RuntimeRelay& relay_mut() { return *relay_; }
 
  private:
   struct Arrival {
@@ -141,6 +155,12 @@ class ServedRelay {
   void step_loop();
   /// Hands `job` its result (the stepping thread).
   void finish(Job& job, RelayResult result);
+  /// The stepping thread, before a request goes to the scheduler: the stage it runs alone
+  /// (-1: the relay's stages in order, as a relay file's requests do), or nullopt to hold it
+  /// back until after the next step (its adapter waits for a slot). Throws to fail it alone.
+  std::optional<int> place(const Job& job);
+  /// Submits (or holds back) what arrived; fails what cannot run.
+  void take_in(std::vector<Arrival>& arrived);
   /// Whether the output run of `cycle` can never be repeated.
   bool final_cycle(int cycle) const;
 
@@ -150,6 +170,8 @@ class ServedRelay {
   std::unique_ptr<RuntimeRelay> relay_;
   std::unique_ptr<BatchedRelay> scheduler_;      // the stepping thread's alone
   std::map<Ticket, std::shared_ptr<Job>> jobs_;  // the stepping thread's alone
+  std::vector<Arrival> held_;                    // ... and these: place() said not yet
+  bool freed_ = false;                           // an adapter's request ended since take_in
   ServeLimits limits_;
   bool request_specials_ = false;
   std::size_t max_request_bytes_ = 0;

@@ -107,10 +107,88 @@ void Server::shutdown() {
   http_->stop();
 }
 
-ServedRelay* Server::find(const std::string& model) const {
+Server::Target Server::find(const std::string& model) const {
   for (const auto& r : relays_)
-    if (r->name() == model) return r.get();
+    if (r->name() == model) return {r.get(), ""};
+  for (const auto& r : relays_)
+    if (r->adapters() && r->adapters()->contains(model)) return {r.get(), model};
+  return {};
+}
+
+ServedRelay* Server::adapter_host() const {
+  for (const auto& r : relays_)
+    if (r->adapters()) return r.get();
   return nullptr;
+}
+
+void Server::load_adapter(const http::Request& req, http::Response& res) {
+  try {
+    const LoadAdapterRequest a = parse_load_adapter(req.body);
+    ServedRelay* host = adapter_host();
+    if (!host)
+      throw ApiError{400, "invalid_request_error",
+                     "this server serves no adapters: start it with --model DIR and --lora "
+                     "NAME=DIR or --max-loras N",
+                     "lora_name", ""};
+    if (find(a.name).relay)
+      throw ApiError{400, "invalid_request_error",
+                     "a model is already served as '" + a.name +
+                         "': unload it first, or load this one under another name",
+                     "lora_name", "adapter_exists"};
+    try {
+      host->adapters()->add(a.name, a.path);
+    } catch (const usage_error& e) {  // loaded under that name meanwhile
+      throw ApiError{400, "invalid_request_error", e.what(), "lora_name", "adapter_exists"};
+    } catch (const capacity_error& e) {
+      throw ApiError{400, "invalid_request_error", e.what(), "lora_name", "too_many_adapters"};
+    } catch (const error& e) {
+      // A missing folder, a bad config field, a rank over the bound, a target the model lacks:
+      // the loader's message names the file and the field; nothing was registered.
+      throw ApiError{400, "invalid_request_error", e.what(), "lora_path", "invalid_adapter"};
+    }
+    const AdapterSnapshot snap = host->adapters()->snapshot();
+    for (const AdapterSnapshot::Entry& e : snap.adapters)
+      if (e.name == a.name)
+        res.body =
+            dump({{"object", "lora_adapter"},
+                  {"id", a.name},
+                  {"status", "loaded"},
+                  {"sha256", e.sha256},
+                  {"message", "Success: LoRA adapter '" + a.name + "' added successfully."}});
+  } catch (const ApiError& e) {
+    send_error(res, e);
+  }
+}
+
+void Server::unload_adapter(const http::Request& req, http::Response& res) {
+  try {
+    const std::string name = parse_unload_adapter(req.body);
+    ServedRelay* host = adapter_host();
+    if (!host || !host->adapters()->contains(name))
+      throw ApiError{404, "invalid_request_error",
+                     "no adapter is served as '" + name + "': GET /v1/models lists them",
+                     "lora_name", "model_not_found"};
+    bool removed = false;
+    try {
+      removed = host->adapters()->remove(name);
+    } catch (const usage_error&) {  // unloaded by another request meanwhile
+      throw ApiError{404, "invalid_request_error", "no adapter is served as '" + name + "'",
+                     "lora_name", "model_not_found"};
+    }
+    // Refused, not waited for: requests in flight finish on the weights they started with, and
+    // the caller decides whether to retry (a drain before an unload makes it succeed).
+    if (!removed)
+      throw ApiError{
+          409, "invalid_request_error",
+          "adapter '" + name + "' has requests in flight; unload it once they have finished",
+          "lora_name", "adapter_in_use"};
+    res.body = dump({{"object", "lora_adapter"},
+                     {"id", name},
+                     {"status", "unloaded"},
+                     {"message", "Success: LoRA adapter '" + name + "' removed successfully."}});
+  } catch (const ApiError& e) {
+    send_error(res, e);
+  }
 }
 
 std::vector<const ServedRelay*> Server::relay_list() const {
@@ -142,6 +220,11 @@ void Server::handle(const http::Request& req, http::Response& res) {
     res.body = dump({{"status", ok ? "ok" : "draining"}, {"relays", relays_.size()}});
     return;
   }
+  if (method == "GET" && path == "/metrics" && opt_.public_metrics) {
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = metrics_.render(relay_list());
+    return;
+  }
   if (!authorized(req)) {
     ApiError e;
     e.status = 401;
@@ -154,14 +237,20 @@ void Server::handle(const http::Request& req, http::Response& res) {
     return relay_endpoint(req, res, Endpoint::chat);
   if (method == "POST" && path == "/v1/completions")
     return relay_endpoint(req, res, Endpoint::completion);
+  if (method == "POST" && path == "/v1/load_lora_adapter") return load_adapter(req, res);
+  if (method == "POST" && path == "/v1/unload_lora_adapter") return unload_adapter(req, res);
   if (method == "GET" && path == "/v1/models") {
     nlohmann::json data = nlohmann::json::array();
-    for (const auto& r : relays_)
+    for (const auto& r : relays_) {
       data.push_back({{"id", r->name()},
                       {"object", "model"},
                       {"created", started_},
                       {"owned_by", "baton"},
                       {"baton", r->describe()}});
+      if (r->adapters())
+        for (const AdapterSnapshot::Entry& a : r->adapters()->snapshot().adapters)
+          data.push_back(adapter_model_entry(a, r->name(), started_));
+    }
     res.body = dump({{"object", "list"}, {"data", data}});
     return;
   }
@@ -243,7 +332,8 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
                          "shutting_down");
     ApiRequest r = parse_request(req.body, ep);
     if (r.sampling && !r.seeded) r.sampling->seed = draw_seed();
-    ServedRelay* relay = find(r.model);
+    const Target target = find(r.model);
+    ServedRelay* relay = target.relay;
     if (!relay) {
       ApiError e;
       e.status = 404;
@@ -299,9 +389,11 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
                      "stop", ""};
     std::shared_ptr<Job> job;
     try {
-      job = relay->submit(ids, {.max_new = std::min(r.max_tokens, relay->output_max_new()),
-                                .sampling = r.sampling,
-                                .stop = r.stop});
+      job = relay->submit(ids,
+                          {.max_new = std::min(r.max_tokens, relay->output_max_new()),
+                           .sampling = r.sampling,
+                           .stop = r.stop},
+                          target.adapter);
     } catch (const capacity_error& e) {
       throw draining_.load()
           ? server_error(503, e.what(), "shutting_down")
@@ -340,7 +432,7 @@ void Server::answer_now(const ApiRequest& r, ServedRelay& relay, const std::shar
   const Answer a = answer_of(r, relay, result, prompt_tokens);
   res.body =
       dump(response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), a));
-  metrics_.finished(relay.name(), seconds_since(t0), -1, a.prompt_tokens, a.completion_tokens,
+  metrics_.finished(r.model, seconds_since(t0), -1, a.prompt_tokens, a.completion_tokens,
                     a.baton["generated_tokens"].get<long long>());
 }
 
@@ -482,7 +574,7 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
           u["usage"] = usage_body(a);
           out += sse(u);
         }
-        metrics_.finished(relay.name(), seconds_since(st->t0), st->ttft, a.prompt_tokens,
+        metrics_.finished(st->request.model, seconds_since(st->t0), st->ttft, a.prompt_tokens,
                           a.completion_tokens, a.baton["generated_tokens"].get<long long>());
       }
       out += "data: [DONE]\n\n";
@@ -502,7 +594,7 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
     // are freed at the next step).
     if (!st->finished) {
       relay.cancel(st->job);
-      metrics_.disconnected(relay.name());
+      metrics_.disconnected(st->request.model);
     }
     --in_flight_;
   };

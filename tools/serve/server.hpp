@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "adapter_api.hpp"
 #include "http_server.hpp"
 #include "metrics.hpp"
 #include "openai_api.hpp"
@@ -25,6 +26,9 @@ struct ServerOptions {  // NOLINT: aggregate
   std::string host = "127.0.0.1";
   int port = 8080;                     ///< 0: any free port (listen() reports it)
   std::optional<std::string> api_key;  ///< Bearer key every /v1 and /metrics request needs
+  /// /metrics without the key (--public-metrics): an inference gateway's endpoint picker scrapes
+  /// it with no credentials; it tells load and adapter names, never request content.
+  bool public_metrics = false;
   double drain_seconds = 30;           ///< how long a shutdown waits for requests in flight
   http::Options http;                  ///< connections and request sizes (limits.body: --max-body)
   /// Relays (by name) whose request text may spell added tokens (<|im_end|>) as themselves;
@@ -62,7 +66,18 @@ class Server {
   void answer_streamed(const ApiRequest& r, ServedRelay& relay, std::shared_ptr<Job> job,
                        int prompt_tokens, http::Response& res,
                        std::chrono::steady_clock::time_point t0);
-  ServedRelay* find(const std::string& model) const;
+  /// What a request's "model" names: a relay or model (adapter ""), or one of a served
+  /// model's adapters; relay null when nothing is served by that id.
+  struct Target {
+    ServedRelay* relay = nullptr;
+    std::string adapter;
+  };
+  Target find(const std::string& model) const;
+  /// The served model that takes adapters (the one --model with --lora/--max-loras), or null.
+  ServedRelay* adapter_host() const;
+  /// POST /v1/load_lora_adapter and /v1/unload_lora_adapter (docs/serve.md, "Adapters").
+  void load_adapter(const http::Request& req, http::Response& res);
+  void unload_adapter(const http::Request& req, http::Response& res);
   std::vector<const ServedRelay*> relay_list() const;
   std::string next_id(Endpoint ep);
   /// The answer of a finished relay: text, finish reason, usage, the baton extension.

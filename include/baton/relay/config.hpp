@@ -74,6 +74,9 @@ struct SharedSpec {
 struct StageSpec {
   std::string name;
   std::optional<std::filesystem::path> adapter;               ///< none: the base model
+  /// "lora": an adapter a server serves by this name (`baton serve --lora NAME=DIR`), in place
+  /// of "adapter"; the server resolves it into `adapter` before the relay is built.
+  std::optional<std::string> served_adapter;
   std::vector<std::int32_t> prefix;                           ///< "prefix" ids
   std::optional<std::string> system;                          ///< ChatML system prompt (text)
   std::vector<std::pair<std::string, std::string>> examples;  ///< ChatML few-shot (text)
@@ -510,13 +513,19 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     const std::string where = src + ": stages[" + std::to_string(i) + "] ('" + names[i] + "')";
     const auto& s = stages[i];
     detail::known_keys_check(s, where,
-                             {"name", "adapter", "prefix", "system", "examples", "input", "max_new",
-                              "stop", "stop_text", "exact", "graph_captured", "interceptors",
-                              "grammar", "invocation", "template", "sampling"});
+                             {"name", "adapter", "lora", "prefix", "system", "examples", "input",
+                              "max_new", "stop", "stop_text", "exact", "graph_captured",
+                              "interceptors", "grammar", "invocation", "template", "sampling"});
     const io::FieldReader<> sf(s, where);
     StageSpec st;
     st.name = names[i];
     st.adapter = path_field(sf, "adapter", where);
+    if (auto lora = sf.string("lora")) {
+      BATON_CHECK(!st.adapter, config_error, where,
+                  ": give 'adapter' (a folder) or 'lora' (a served adapter's name), not both");
+      BATON_CHECK(!lora->empty(), config_error, where, ".lora is empty");
+      st.served_adapter = detail::bounded(std::move(*lora), bounds.text, where + ".lora");
+    }
     if (sf.has("prefix")) st.prefix = detail::json_ids(s["prefix"], where + ".prefix", bounds.ids);
     if (auto sys = sf.string("system"))
       st.system = detail::bounded(std::move(*sys), bounds.text, where + ".system");

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +29,17 @@
 #include "baton/relay/shared_sequence.hpp"
 
 namespace baton {
+
+/// An adapter read for one relay's model and held outside its stages (its slice type is that
+/// relay's, hidden here): what RuntimeRelay::load_adapter returns and swap_adapter takes.
+class RelayAdapter {
+ public:
+  virtual ~RelayAdapter() = default;
+  /// The folder it was read from.
+  virtual const std::string& source() const = 0;
+  /// What loading it noticed but did not refuse (base_model_name_or_path names another model).
+  virtual const std::optional<std::string>& warning() const = 0;
+};
 
 /// A relay built from a RelaySpec: owns the model, its stages and the engine.
 class RuntimeRelay {
@@ -50,6 +63,14 @@ class RuntimeRelay {
   /// the scheduler must not be used at the same time. usage_error on a backend without a
   /// batched forward (baton::cuda, for now).
   virtual std::unique_ptr<BatchedRelay> batched(const SchedulerOptions& opt) = 0;
+  /// Reads and checks the PEFT adapter in `dir` against this relay's model (its rank bound,
+  /// targets and shapes), without touching any stage; the errors name the file and field.
+  virtual std::unique_ptr<RelayAdapter> load_adapter(const std::filesystem::path& dir) const = 0;
+  /// Puts `adapter` (one of this relay's load_adapter; null: none, the base model) into
+  /// `stage`, pre-warms the stage again (its prefix is recomputed through the new weights) and
+  /// returns the adapter the stage held. usage_error while the stage has a request on a slot.
+  virtual std::unique_ptr<RelayAdapter> swap_adapter(int stage,
+                                                     std::unique_ptr<RelayAdapter> adapter) = 0;
 };
 
 /// Whether a run-time relay type carries RuntimeRelay::batched (the scheduler and the batched
@@ -172,6 +193,10 @@ class BackendRuntimeRelay final : public RuntimeRelay {
     for (std::size_t i = 0; i < spec.stages.size(); ++i) {
       const StageSpec& s = spec.stages[i];
       const std::string where = src + ": stage '" + s.name + "'";
+      BATON_CHECK(!s.served_adapter, config_error, where, " names the served adapter '",
+                  s.served_adapter.value_or(""),
+                  "' (field 'lora'): only `baton serve --lora NAME=DIR` resolves it; give its "
+                  "folder as 'adapter' elsewhere");
       slices.push_back(s.adapter ? Slice::load(*s.adapter, model_) : Slice::none(model_.config()));
       if (!s.reads_shared) continue;
       BATON_CHECK(slices.back().activated(), config_error, where,
@@ -317,6 +342,28 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                  " has no batched forward yet");
     }
   }
+  std::unique_ptr<RelayAdapter> load_adapter(const std::filesystem::path& dir) const override {
+    auto a = std::make_unique<Adapter>(Slice::load(dir, model_));
+    a->why = base_model_mismatch(a->slice, model_);
+    return a;
+  }
+  std::unique_ptr<RelayAdapter> swap_adapter(int stage,
+                                             std::unique_ptr<RelayAdapter> adapter) override {
+    BATON_CHECK(stage >= 0 && stage < static_cast<int>(stages_.size()), usage_error,
+                "swap_adapter: stage ", stage, " (the relay has ", stages_.size(), " stages)");
+    auto* mine = dynamic_cast<Adapter*>(adapter.get());
+    BATON_CHECK(!adapter || mine, usage_error,
+                "swap_adapter: the adapter was loaded by a relay of another model type");
+    StageT& st = *stages_[static_cast<std::size_t>(stage)];
+    // Checked before the adapter is moved from: a refusal leaves it whole with its caller.
+    BATON_CHECK(!st.in_use(), usage_error, "swap_adapter: stage '", st.name(),
+                "' has a request on a slot; it runs on the weights it started with");
+    Slice next = mine ? std::move(mine->slice) : Slice::none(model_.config());
+    auto old = std::make_unique<Adapter>(st.exchange_slice(std::move(next)));
+    old->why = base_model_mismatch(old->slice, model_);
+    st.prewarm();
+    return old;
+  }
   /// The context the stages run on (tests read its wait counter).
   RelayExecution<B>& execution() { return execution_; }
 
@@ -326,6 +373,14 @@ class BackendRuntimeRelay final : public RuntimeRelay {
                 "relay request of ", request.size(),
                 " tokens exceeds max_request_tokens = ", max_request_);
   }
+
+  struct Adapter final : RelayAdapter {
+    explicit Adapter(Slice s) : slice(std::move(s)) {}
+    const std::string& source() const override { return slice.name(); }
+    const std::optional<std::string>& warning() const override { return why; }
+    Slice slice;
+    std::optional<std::string> why;
+  };
 
   Model model_;                      // declared first: the stages hold a reference to it
   RelayExecution<B> execution_;      // ... and their workspaces one to this

@@ -74,10 +74,15 @@ struct RequestOptions {    // NOLINT: aggregate
   LogprobsCallback on_logprobs;  ///< each accepted token's log-probabilities, when recorded
   StageCallback on_stage;        ///< each stage run, as it ends
   /// What the request asks of the runs of stage `stage` (-1: of every stage) beyond their own
-  /// limits: a lower max_new, its own sampling options, stop strings (StageRequest). Stage i's
-  /// runs draw from stream own.sampling->stream + i (docs/sampling.md).
+  /// limits: a lower max_new, its own sampling options, stop strings (StageRequest). The run
+  /// of relay stage i draws from stream own.sampling->stream + i (docs/sampling.md).
   int stage = -1;
   StageRequest own;
+  /// A stage this request runs alone, once, as its whole relay (-1: the relay's stages in
+  /// order). For a relay of independent stages, such as one per adapter a server holds: rows
+  /// of every adapter then share the steps. Its callbacks and result name that run stage 0
+  /// (and its stream is the request's own, stage 0's), so where it sits does not matter.
+  int only_stage = -1;
 };
 
 /// What one scheduler step did (for tests and benchmarks).
@@ -105,6 +110,8 @@ class BatchedRelay {
   virtual void run() = 0;
   virtual bool idle() const = 0;
   virtual int pending() const = 0;
+  /// Requests on a stage's slot (or the shared sequence's) now; the rest of pending() wait.
+  virtual int running() const = 0;
   virtual std::optional<RelayResult> take(Ticket t) = 0;
 };
 
@@ -172,6 +179,18 @@ class RelayScheduler final : public BatchedRelay {
     BATON_CHECK(options.stage >= -1 && options.stage < n, usage_error,
                 "RelayScheduler: request options for stage ", options.stage, " (the relay has ",
                 n, " stages)");
+    BATON_CHECK(options.only_stage >= -1 && options.only_stage < n, usage_error,
+                "RelayScheduler: only_stage ", options.only_stage, " (the relay has ", n,
+                " stages)");
+    if (options.only_stage >= 0) {
+      // Alone, it has no other stage's output to read.
+      const StageT& st = *stages_[static_cast<std::size_t>(options.only_stage)];
+      for (const Segment& g : st.input_segments())
+        BATON_CHECK(g.kind == Segment::Kind::request || g.kind == Segment::Kind::literal,
+                    usage_error, "RelayScheduler: stage '", st.name(),
+                    "' reads another stage's output or a shared sequence, so it cannot run alone "
+                    "(only_stage)");
+    }
     for (int i = 0; i < n; ++i)
       if (options.stage < 0 || options.stage == i)
         stages_[static_cast<std::size_t>(i)]->check_own(options.own);
@@ -183,8 +202,10 @@ class RelayScheduler final : public BatchedRelay {
                 capacity_error, "RelayScheduler: request of ", request.size(),
                 " tokens exceeds max_request_tokens = ", opt_.max_request_tokens);
     const Ticket t = next_ticket_++;
-    auto r = std::make_unique<Request>(t, std::move(request), static_cast<int>(stages_.size()),
-                                       relay_, std::move(options));
+    const bool alone = options.only_stage >= 0;
+    auto r = std::make_unique<Request>(t, std::move(request),
+                                       alone ? 1 : static_cast<int>(stages_.size()),
+                                       alone ? one_run_ : relay_, std::move(options));
     order_.push_back(r.get());
     live_.emplace(t, std::move(r));
     return t;
@@ -302,6 +323,11 @@ class RelayScheduler final : public BatchedRelay {
   bool idle() const override { return live_.empty(); }
   /// Requests accepted and not yet finished.
   int pending() const override { return static_cast<int>(live_.size()); }
+  int running() const override {
+    int n = 0;
+    for (const Request* r : order_) n += !r->done && (r->session || r->shared_slot >= 0) ? 1 : 0;
+    return n;
+  }
 
   /// The result of a finished ticket (once: it is handed over), or nothing while it runs.
   std::optional<RelayResult> take(Ticket t) override {
@@ -372,7 +398,7 @@ class RelayScheduler final : public BatchedRelay {
     for (Request* r : order_) {
       if (r->done || r->session) continue;
       if (shared_ && !admit_shared(r)) continue;
-      const int i = r->cursor.stage();
+      const int i = r->options.only_stage >= 0 ? r->options.only_stage : r->cursor.stage();
       if (free_[static_cast<std::size_t>(i)].empty()) continue;
       StageT& st = *stages_[static_cast<std::size_t>(i)];
       const int slot = free_[static_cast<std::size_t>(i)].back();
@@ -386,10 +412,12 @@ class RelayScheduler final : public BatchedRelay {
                       " is outside the vocabulary [0, ", vocab, ")");
         const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
         r->adapter_from = st.activation_start(r->input, ss);
+        // `i` is the stage that runs; the cursor's stage is its place in the request's relay
+        // (0 for an only_stage run), which names its stream.
         bool own = r->options.stage < 0 || r->options.stage == i;
         r->own = own ? r->options.own : StageRequest{};
         if (r->own.sampling) {
-          r->own.sampling->stream += static_cast<std::uint64_t>(i);
+          r->own.sampling->stream += static_cast<std::uint64_t>(r->cursor.stage());
           r->own.sampling->run = static_cast<std::uint32_t>(r->cursor.cycle() - 1);
         } else if (auto s = st.cycle_sampling(r->cursor.cycle())) {
           r->own.sampling = std::move(s);  // the stage's own, drawing afresh in this cycle
@@ -502,9 +530,10 @@ class RelayScheduler final : public BatchedRelay {
     if (r->options.on_token || r->options.on_logprobs) {
       for (; r->seen < ids.size(); ++r->seen) {
         if (r->options.on_token)
-          r->options.on_token(r->ticket, r->stage, r->cursor.cycle(), ids[r->seen]);
+          r->options.on_token(r->ticket, r->cursor.stage(), r->cursor.cycle(), ids[r->seen]);
         if (r->options.on_logprobs && r->seen < logprobs.size())
-          r->options.on_logprobs(r->ticket, r->stage, r->cursor.cycle(), logprobs[r->seen]);
+          r->options.on_logprobs(r->ticket, r->cursor.stage(), r->cursor.cycle(),
+                                 logprobs[r->seen]);
       }
     }
     if (dec.done()) end_stage(r);
@@ -592,6 +621,7 @@ class RelayScheduler final : public BatchedRelay {
 
   std::vector<StageT*> stages_;
   RelayOptions relay_;
+  RelayOptions one_run_;  // an only_stage request's relay: one run, no gate
   SchedulerOptions opt_;
   Workspace<B> ws_;                     // the batched forward's activations
   std::vector<std::vector<int>> free_;  // each stage's free slots

@@ -197,6 +197,16 @@ class Stage final : public StageBase<typename Model::backend> {
     slice_ = std::move(slice);
     warm_ = false;
   }
+  /// set_slice() that hands back the adapter it replaces (a server keeps an evicted adapter's
+  /// copy instead of reading its files again). Refused while a slot is in use: a request runs
+  /// on the weights it started with.
+  Slice exchange_slice(Slice slice) {
+    BATON_CHECK(!in_use(), usage_error, "stage '", name_,
+                "': cannot replace the adapter while a slot is in use");
+    Slice old = std::move(slice_);
+    set_slice(std::move(slice));
+    return old;
+  }
 
   /// Makes this stage read `shared`, the sequence a relay of activated adapters shares (its
   /// K/V are read, never written, by this stage: relay/shared_sequence.hpp). The stage's input
@@ -330,6 +340,12 @@ class Stage final : public StageBase<typename Model::backend> {
   /// The cache, writable: the batch scheduler's rows append to its slots.
   Cache& cache_for_batch() { return cache_; }
   int slots() const { return cache_.num_slots(); }
+  /// Whether a request holds one of the slots.
+  bool in_use() const {
+    for (const bool b : busy_)
+      if (b) return true;
+    return false;
+  }
 
   /// One decode step of `s` (the decode loop's step with the stage's chain on the session's
   /// branch states). Returns whether the request goes on. If a hook throws, the exception
