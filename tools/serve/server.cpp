@@ -499,8 +499,13 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
         result = std::move(j.result);
       } else if (j.output_final && tok) {
         lps = j.output_logprobs;
-        // A run that cannot be repeated: its ids so far, less an unfinished character.
-        text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(j.output);
+        // A run that cannot be repeated: its ids so far, less an unfinished character. With
+        // logprobs, only the ids whose entries are in (a token's id and its entry arrive in two
+        // callbacks), so every text sent has its entries with it.
+        std::vector<std::int32_t> so_far = j.output;
+        if (st->request.sampling && st->request.sampling->logprobs && so_far.size() > lps.size())
+          so_far.resize(lps.size());
+        text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(so_far);
         if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
         text.resize(cut_at_stop(text, st->request.stop, j.output_ended.has_value()));
       } else if (j.output_final) {
