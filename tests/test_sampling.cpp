@@ -255,11 +255,10 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
               std::vector<kernels::Candidate> scratch(
                   static_cast<std::size_t>(kernels::sample_scratch_size(n)));
               std::vector<double> bin_mass(kernels::kMassBins);
-              std::vector<int> bin_count(kernels::kMassBins);
               // Without the bins (top-p by quickselect alone), then with them: the same set.
               const kernels::KeptSet plain = kernels::truncate(row.data(), n, p, {scratch.data()});
               const kernels::KeptSet got = kernels::truncate(
-                  row.data(), n, p, {scratch.data(), bin_mass.data(), bin_count.data()});
+                  row.data(), n, p, {scratch.data(), bin_mass.data()});
               CHECK(plain.count == got.count);
               CHECK(plain.cut.id == got.cut.id);
               REQUIRE(got.count == static_cast<int>(kept_set.size()));

@@ -158,25 +158,17 @@ BATON_HD inline int mass_bin(float w) {
 /// select_top_mass() for a long list of weights in [0, 1]: one pass sums the mass of each bin,
 /// the bin where the cumulative mass from the top crosses `target` is found, the bins above it
 /// move to the front, and select_top_mass() runs on that bin alone. The same L and the same
-/// set (the bins only order what ranks apart for certain). `bin_mass` / `bin_count`: kMassBins
-/// each, the caller's (no stack arrays on a device).
-BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target, double* bin_mass,
-                                           int* bin_count) {
+/// set (the bins only order what ranks apart for certain). `bin_mass`: kMassBins, the
+/// caller's (no stack arrays on a device).
+BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target,
+                                           double* bin_mass) {
   if (target <= 0.0) return select_top_mass(a, n, target);
-  for (int b = 0; b < kMassBins; ++b) {
-    bin_mass[b] = 0.0;
-    bin_count[b] = 0;
-  }
-  for (int i = 0; i < n; ++i) {
-    const int b = mass_bin(a[i].w);
-    bin_mass[b] += a[i].w;
-    ++bin_count[b];
-  }
+  for (int b = 0; b < kMassBins; ++b) bin_mass[b] = 0.0;
+  for (int i = 0; i < n; ++i) bin_mass[mass_bin(a[i].w)] += a[i].w;
   double above = 0.0;  // the mass of the bins above `cross`
-  int cross = kMassBins - 1, ahead = 0;
+  int cross = kMassBins - 1;
   while (cross > 0 && above + bin_mass[cross] < target) {
     above += bin_mass[cross];
-    ahead += bin_count[cross];
     --cross;
   }
   // Bins above `cross` to the front, then `cross` itself.
@@ -213,7 +205,6 @@ BATON_HD constexpr int sample_scratch_size(int n) { return 2 * n; }
 struct SampleScratch {
   Candidate* candidates = nullptr;  ///< sample_scratch_size(n)
   double* bin_mass = nullptr;       ///< kMassBins (top-p over a long list)
-  int* bin_count = nullptr;         ///< kMassBins
 };
 
 /// Lists longer than this take the binned top-p selection.
@@ -308,7 +299,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
     }
     const double target = static_cast<double>(p.top_p) * total;
     c = c >= kBinnedSelectionFrom && work.bin_mass
-            ? select_top_mass_binned(sel, c, target, work.bin_mass, work.bin_count)
+            ? select_top_mass_binned(sel, c, target, work.bin_mass)
             : select_top_mass(sel, c, target);
   }
   // min-p last: the tokens at least min_p times as likely as the top one (whose weight is 1;

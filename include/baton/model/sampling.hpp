@@ -103,7 +103,6 @@ class Sampler {
     if (options.params.temperature > 0.0f) {
       scratch_.resize(static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
       bin_mass_.resize(kernels::kMassBins);
-      bin_count_.resize(kernels::kMassBins);
     }
     if (options.penalized()) seen_.reserve(static_cast<std::size_t>(std::max(max_new, 0)));
   }
@@ -124,7 +123,7 @@ class Sampler {
             ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
             : 0.0;
     return kernels::sample_row(row.data(), static_cast<int>(row.size()), o.params, u,
-                               {scratch_.data(), bin_mass_.data(), bin_count_.data()});
+                               {scratch_.data(), bin_mass_.data()});
   }
 
   /// The log-probabilities of `chosen` from `row` as choose() left it.
@@ -152,7 +151,6 @@ class Sampler {
   const SamplingOptions* opt_ = nullptr;
   std::vector<kernels::Candidate> scratch_;
   std::vector<double> bin_mass_;
-  std::vector<int> bin_count_;
   std::vector<kernels::SeenToken> seen_;
 };
 
