@@ -161,8 +161,8 @@ int main(int argc, char** argv) try {
   using Cache = KvBuffer<layout::HeadMajor<f32, 64>, host>;
   const Slice none = Slice::none(c);
   constexpr int kRows = 16, kPrompt = 64;
-  Cache cache(c, KvShape{.prefix_capacity = 0, .tail_capacity = kPrompt + o.steps + 2,
-                         .slots = kRows});
+  Cache cache(
+      c, KvShape{.prefix_capacity = 0, .tail_capacity = kPrompt + o.steps + 2, .slots = kRows});
   cache.reset_prefix();
   cache.freeze_prefix();
   Workspace<host> ws;
@@ -180,8 +180,9 @@ int main(int argc, char** argv) try {
     for (int r = 0; r < n_rows; ++r) {
       tok[static_cast<std::size_t>(r)] = static_cast<std::int32_t>((at * 31 + r) % c.vocab_size);
       batch.push_back({&none, &cache, KvTarget::in_slot(r), prefill ? 0 : at,
-                       prefill ? std::span<const std::int32_t>(prompts[static_cast<std::size_t>(r)])
-                               : std::span<const std::int32_t>(&tok[static_cast<std::size_t>(r)], 1),
+                       prefill
+                           ? std::span<const std::int32_t>(prompts[static_cast<std::size_t>(r)])
+                           : std::span<const std::int32_t>(&tok[static_cast<std::size_t>(r)], 1),
                        true});
     }
     const auto t0 = Clock::now();
@@ -214,8 +215,8 @@ int main(int argc, char** argv) try {
   for (const auto& r : rows32) {
     std::vector<float> big(static_cast<std::size_t>(vocab152));
     for (int i = 0; i < vocab152; ++i)
-      big[static_cast<std::size_t>(i)] =
-          r[static_cast<std::size_t>(i % c.vocab_size)] - 0.25f * static_cast<float>(i / c.vocab_size);
+      big[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i % c.vocab_size)] -
+                                         0.25f * static_cast<float>(i / c.vocab_size);
     rows152.push_back(std::move(big));
   }
   // The random model's logits are flat (its weights keep activations near unit variance, so

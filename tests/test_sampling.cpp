@@ -205,7 +205,8 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
         if (shape == 3) l = std::round(l * 2.0f) / 2.0f;  // many ties
         // One token over a long faint tail holding about 1e-3 of the mass: top-p near 1 cuts
         // deep in the tail, where top-p's bound drops tokens.
-        if (shape == 4) l = i == n / 2 ? 0.0f : std::log(faint(rng) * 1e-3f / static_cast<float>(n));
+        if (shape == 4)
+          l = i == n / 2 ? 0.0f : std::log(faint(rng) * 1e-3f / static_cast<float>(n));
         if (i % 11 == 3) l = -INFINITY;  // masked
         row[static_cast<std::size_t>(i)] = l;
       }
@@ -257,8 +258,8 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
               std::vector<double> bin_mass(kernels::kMassBins);
               // Without the bins (top-p by quickselect alone), then with them: the same set.
               const kernels::KeptSet plain = kernels::truncate(row.data(), n, p, {scratch.data()});
-              const kernels::KeptSet got = kernels::truncate(
-                  row.data(), n, p, {scratch.data(), bin_mass.data()});
+              const kernels::KeptSet got =
+                  kernels::truncate(row.data(), n, p, {scratch.data(), bin_mass.data()});
               CHECK(plain.count == got.count);
               CHECK(plain.cut.id == got.cut.id);
               REQUIRE(got.count == static_cast<int>(kept_set.size()));

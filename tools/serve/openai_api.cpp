@@ -264,8 +264,8 @@ std::vector<std::string> read_stop(const nlohmann::json& j) {
     const auto& text = list[k].get_ref<const std::string&>();
     if (text.empty() || text.size() > static_cast<std::size_t>(kMaxRequestStopBytes))
       throw bad("stop", "'" + where + "' has " + std::to_string(text.size()) +
-                           " bytes; each stop string needs 1.." +
-                           std::to_string(kMaxRequestStopBytes));
+                            " bytes; each stop string needs 1.." +
+                            std::to_string(kMaxRequestStopBytes));
     out.push_back(text);
   }
   return out;

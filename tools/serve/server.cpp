@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 #include <random>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -488,6 +489,8 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
     std::vector<std::int32_t> ids;  // the same, for a relay without a tokenizer
     std::vector<TokenLogprobs> lps;  // the answer's logprobs entries so far, when asked for
     bool idle = false;              // nothing changed for a whole poll
+    const bool want_lp =
+        st->request.sampling && st->request.sampling->logprobs && relay.tokenizer().has_value();
     {
       std::unique_lock lock(st->job->mutex);
       Job& j = *st->job;
@@ -498,13 +501,12 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
       if (j.result) {
         result = std::move(j.result);
       } else if (j.output_final && tok) {
-        lps = j.output_logprobs;
+        if (want_lp) lps = j.output_logprobs;
         // A run that cannot be repeated: its ids so far, less an unfinished character. With
         // logprobs, only the ids whose entries are in (a token's id and its entry arrive in two
         // callbacks), so every text sent has its entries with it.
-        std::vector<std::int32_t> so_far = j.output;
-        if (st->request.sampling && st->request.sampling->logprobs && so_far.size() > lps.size())
-          so_far.resize(lps.size());
+        std::span<const std::int32_t> so_far = j.output;
+        if (want_lp && so_far.size() > lps.size()) so_far = so_far.first(lps.size());
         text = j.output_ended ? tok->decode_known(*j.output_ended) : tok->decode_known(so_far);
         if (!j.output_ended) text.resize(text::complete_utf8_prefix(text));
         text.resize(cut_at_stop(text, st->request.stop, j.output_ended.has_value()));
@@ -537,8 +539,6 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
     }
     // The logprobs entries whose token's text lies wholly within `upto` bytes of the answer
     // (all of them at the end), not sent yet, as the chunk's "logprobs".
-    const bool want_lp = st->request.sampling && st->request.sampling->logprobs &&
-                         relay.tokenizer().has_value();
     const auto take_lp = [&](std::size_t upto, bool all) -> nlohmann::json {
       const auto spell = [&](std::int32_t id) {
         return relay.tokenizer()->decode_known(std::vector<std::int32_t>{id});
@@ -569,8 +569,7 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay, std::share
       } else {
         nlohmann::json last = chunk_body(st->request, st->id, st->created, "", &a.finish_reason);
         // Entries not sent with text yet (tokens that spell nothing, or past a stop string).
-        if (want_lp && st->sent_lp < lps.size())
-          last["choices"][0]["logprobs"] = take_lp(0, true);
+        if (want_lp && st->sent_lp < lps.size()) last["choices"][0]["logprobs"] = take_lp(0, true);
         last["baton"] = a.baton;
         out += sse(last);
         if (st->request.include_usage) {

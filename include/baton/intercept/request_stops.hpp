@@ -39,8 +39,9 @@ class RequestStops : public StopSequences<B> {
 
  private:
   static const std::vector<std::string>& checked(const std::vector<std::string>& stops) {
-    BATON_CHECK(stops.size() <= static_cast<std::size_t>(kMaxRequestStops), usage_error, "stop: ",
-                stops.size(), " stop strings; a request may give at most ", kMaxRequestStops);
+    BATON_CHECK(stops.size() <= static_cast<std::size_t>(kMaxRequestStops), usage_error,
+                "stop: ", stops.size(), " stop strings; a request may give at most ",
+                kMaxRequestStops);
     return stops;
   }
 };
@@ -50,12 +51,13 @@ template <class Chain, class Member, std::size_t K = 0>
 constexpr std::size_t member_index() {
   if constexpr (K == Chain::size) {
     return K;
-  } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(std::declval<const Chain&>()
-                                                                        .template member<K>())>,
-                                      Member>) {
-    return K;
   } else {
-    return member_index<Chain, Member, K + 1>();
+    using M = std::remove_cvref_t<decltype(std::declval<const Chain&>().template member<K>())>;
+    if constexpr (std::is_same_v<M, Member>) {
+      return K;
+    } else {
+      return member_index<Chain, Member, K + 1>();
+    }
   }
 }
 }  // namespace detail

@@ -160,8 +160,7 @@ BATON_HD inline int mass_bin(float w) {
 /// move to the front, and select_top_mass() runs on that bin alone. The same L and the same
 /// set (the bins only order what ranks apart for certain). `bin_mass`: kMassBins, the
 /// caller's (no stack arrays on a device).
-BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target,
-                                           double* bin_mass) {
+BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target, double* bin_mass) {
   if (target <= 0.0) return select_top_mass(a, n, target);
   for (int b = 0; b < kMassBins; ++b) bin_mass[b] = 0.0;
   for (int i = 0; i < n; ++i) bin_mass[mass_bin(a[i].w)] += a[i].w;
@@ -317,15 +316,8 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   return {cut, m, c, list, listed};
 }
 
-/// Whether row entry `id` (scaled logit z) is in the kept set.
-BATON_HD inline bool kept(const KeptSet& s, float z, std::int32_t id) {
-  if (z == -INFINITY) return false;
-  const Candidate c{z, 0.0f, id};
-  return c.id == s.cut.id || ranks_before(c, s.cut);
-}
-
-/// A listed candidate's weight if it is kept (ranked at or before `cut`), else 0: kept() with no
-/// branch (kept and dropped tokens alternate unpredictably in id order).
+/// A listed candidate's weight if it is kept (ranked at or before `cut`), else 0. No branch:
+/// kept and dropped tokens alternate unpredictably in id order. (The list holds no masked token.)
 BATON_HD inline double kept_weight(const Candidate& cut, const Candidate& c) {
   const bool in = (c.z > cut.z) | ((c.z == cut.z) & (c.id <= cut.id));
   return in ? static_cast<double>(c.w) : 0.0;
@@ -336,8 +328,6 @@ BATON_HD inline double kept_weight(const Candidate& cut, const Candidate& c) {
 /// empty set; when rounding leaves the sum under the target, the last kept token of weight > 0.
 BATON_HD inline std::int32_t draw(const KeptSet& s, double u) {
   if (s.count == 0) return -1;
-  // kept() without branches (kept and dropped tokens alternate unpredictably in id order): the
-  // list holds no masked token.
   double total = 0.0;
   for (int i = 0; i < s.listed; ++i) total += kept_weight(s.cut, s.list[i]);
   const double target = u * total;

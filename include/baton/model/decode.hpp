@@ -348,8 +348,7 @@ class Decoder {
       // device memory): they run only inside the device loop.
       // A branch with params of its own (a request's stop strings) has a device member too.
       BATON_CHECK(!chain_ || !(chain_->device_members_present() || branch_->has_own_params()),
-                  usage_error, "Decoder: on ",
-                  backend::name,
+                  usage_error, "Decoder: on ", backend::name,
                   ", device interceptors run only in the device-resident loop "
                   "(run() without hooks, at most ",
                   kernels::kMaxDeviceStopIds, " stop ids)");

@@ -70,7 +70,7 @@ using StageCallback = std::function<void(Ticket, const StageRun&)>;
 
 /// What a caller may attach to one request.
 struct RequestOptions {    // NOLINT: aggregate
-  TokenCallback on_token;        ///< each accepted token, as it is accepted
+  TokenCallback on_token;  ///< each accepted token, as it is accepted
   LogprobsCallback on_logprobs;  ///< each accepted token's log-probabilities, when recorded
   StageCallback on_stage;        ///< each stage run, as it ends
   /// What the request asks of the runs of stage `stage` (-1: of every stage) beyond their own
@@ -177,8 +177,8 @@ class RelayScheduler final : public BatchedRelay {
   Ticket submit(std::vector<std::int32_t> request, RequestOptions options) override {
     const int n = static_cast<int>(stages_.size());
     BATON_CHECK(options.stage >= -1 && options.stage < n, usage_error,
-                "RelayScheduler: request options for stage ", options.stage, " (the relay has ",
-                n, " stages)");
+                "RelayScheduler: request options for stage ", options.stage, " (the relay has ", n,
+                " stages)");
     BATON_CHECK(options.only_stage >= -1 && options.only_stage < n, usage_error,
                 "RelayScheduler: only_stage ", options.only_stage, " (the relay has ", n,
                 " stages)");
