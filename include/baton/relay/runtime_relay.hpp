@@ -43,8 +43,13 @@ std::unique_ptr<RuntimeRelay> build_relay_as(const RelaySpec& spec) {
 }
 
 /// Builds (but does not pre-warm) the relay a spec describes, on the host backend.
-inline std::unique_ptr<RuntimeRelay> build_relay(const RelaySpec& spec) {
-  return build_relay_on<host>(spec);
+/// A template (B is never given: `build_relay(spec)`) so that only the units that call it
+/// instantiate its dispatch over every family, storage type and head_dim; as an inline function
+/// every unit including this header would compile that whole dispatch, called or not (tens of
+/// seconds each).
+template <Backend B = host>
+std::unique_ptr<RuntimeRelay> build_relay(const RelaySpec& spec) {
+  return build_relay_on<B>(spec);
 }
 
 }  // namespace baton
