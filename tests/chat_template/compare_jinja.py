@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Renders every chat template in a folder over varied conversations with Python's jinja2 as
 transformers configures it (transformers' own _compile_jinja_template, so the environment,
-`tojson`, `raise_exception` and `strftime_now` are exactly its) and with `baton chat-template`,
-and compares: byte-identical text, or both refuse (and a raise_exception message is the same).
+`tojson`, `raise_exception` and `strftime_now` are exactly its) and with `baton chat-template`
+(BATON: the `baton` program, or chat_template_render, the same subcommand alone), and compares: byte-identical text, or both refuse (and a raise_exception message is the same).
 
   compare_jinja.py BATON TEMPLATE_DIR WORK_DIR [--only NAME]
 
