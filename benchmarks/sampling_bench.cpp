@@ -12,8 +12,9 @@
 /// benchmarks/llama_cpp/models.py's qwen2-155m) after a 64-token prompt per row, one token per
 /// row through forward_batch() (the batch scheduler's forward), the median over --steps.
 ///
-/// Sampling: the host decode loop's own Sampler (model/sampling.hpp) on logits rows, timed per
-/// row; a batch of 16 is 16 rows one after another, as the scheduler's stepping thread samples
+/// Sampling: the host decode loop's own Sampler (model/sampling.hpp) on logits rows, with the
+/// host's passes over the row (vectors where the CPU has AVX2) and, beside them in the same run,
+/// the scalar passes every loop shares; timed per row; a batch of 16 is 16 rows one after another, as the scheduler's stepping thread samples
 /// them. The rows are the model's own logits at 32k and, at 152k, the same rows tiled to 151,936
 /// ids with a small per-copy shift (so the kept sets grow with the vocabulary as a real one
 /// would, not stay at 32k's); and all of them times 4 (peaked, as a trained model's are: the
@@ -98,8 +99,11 @@ std::vector<Config> configs() {
   return c;
 }
 
-/// µs per token of `cfg` over `rows` (each restored before a call), the median over `draws`.
-double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows, int draws) {
+/// µs per token of `cfg` over `rows` (each restored before a call), the median over `draws`:
+/// with the host decode loop's own passes (BackendOps<host>: vectors where the CPU has AVX2), or
+/// with the scalar ones every loop shares (kernels::RowPasses), for the side-by-side ratio.
+double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows, int draws,
+                 bool host_passes) {
   const int vocab = static_cast<int>(rows[0].size());
   const int max_new = 64;
   std::vector<float> row(rows[0].size());
@@ -112,13 +116,14 @@ double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows,
     const auto t0 = Clock::now();
     std::int32_t id = -1;
     if (sampler.active()) {
-      id = sampler.choose(row, d % max_new);
+      id = host_passes ? sampler.choose(row, d % max_new, &BackendOps<host>::sample_row)
+                       : sampler.choose(row, d % max_new);
       if (cfg.options.logprobs) {
         const TokenLogprobs t = sampler.logprobs(row, id);
         if (t.n_top < 0) std::abort();
       }
     } else {
-      id = kernels::argmax(row.data(), vocab);
+      id = host_passes ? BackendOps<host>::argmax(row) : kernels::argmax(row.data(), vocab);
     }
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     if (id < 0) throw std::runtime_error("sampling_bench: no token drawn");
@@ -241,11 +246,13 @@ int main(int argc, char** argv) try {
     for (const RowSet& set : sets) {
       const auto* rows = set.rows;
       const int vocab = static_cast<int>((*rows)[0].size());
-      const double us = sample_us(cfg, *rows, o.draws);
+      const double us = sample_us(cfg, *rows, o.draws, true);
+      const double scalar_us = sample_us(cfg, *rows, o.draws, false);
       const nlohmann::json j = {{"config", cfg.name},
                                 {"logits", set.logits},
                                 {"vocab", vocab},
                                 {"us_per_token", us},
+                                {"scalar_passes_us_per_token", scalar_us},
                                 {"share_of_step_1_row", us / (step_1 * 1000.0)},
                                 {"share_of_step_16_rows", 16.0 * us / (step_16 * 1000.0)}};
       std::cerr << "sampling_bench: " << j.dump() << "\n";

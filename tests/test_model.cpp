@@ -22,6 +22,8 @@
 //   - LoRA scale ignored (scale = 1)                              -> all 8 subcases (each runs
 //                                                                    an adapter)
 //   - KvBuffer::reset_prefix not resetting prefix_len_            -> "prefix + slot" case
+//   - KvBuffer::fork copying no K/V (2026-12-06)                   -> "a forked slot" (both
+//                                                                    layouts)
 //   - KvBuffer::check_write without the position check            -> nothing here fails (no
 //     test in this file writes at a wrong position); test_model_errors catches it
 //   - llama3 smoothing band removed                               -> "llama3 frequencies",
@@ -35,6 +37,7 @@
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/model/decode.hpp"
 #include "reference/naive_model.hpp"
+#include "support/expect_error.hpp"
 #include "support/host_model.hpp"
 #include "support/reference_check.hpp"
 #include "support/tiny_model.hpp"
@@ -133,6 +136,47 @@ TEST_CASE("a prefix in the shared region plus a slot tail equals one long sequen
     cache.rewind(slot);
     const auto got = greedy_decode(model, ws, slice, cache, KvTarget::in_slot(slot), 9,
                                    std::span<const std::int32_t>(request), DecodeOptions{10, {}});
+    CHECK(std::vector<int>(got.ids.begin(), got.ids.end()) == want);
+  }
+}
+
+TEST_CASE_TEMPLATE("a forked slot goes on as the slot it copies (both layouts)", Cache, HeadF32,
+                   TokenF32) {
+  const TinyModel tm = make_tiny_model(qwen_style("F32"));
+  const auto dir = fresh_dir("model_fork");
+  write_tiny_model(tm, dir);
+  const auto model = load_model<host, f32>(dir);
+  const auto slice = LoraSlice<4, host>::none(model.config());
+  const NaiveModel ref(tm);
+  const auto prefix = test_prompt(tm.cfg.vocab_size, 7, 3);
+  const auto request = test_prompt(tm.cfg.vocab_size, 6, 4);
+  Cache cache(model.config(), KvShape{.prefix_capacity = 8, .tail_capacity = 24, .slots = 3});
+  Workspace<host> ws;
+  cache.reset_prefix();
+  forward(model, ws, slice, cache, KvTarget::prefix(), 0, std::span<const std::int32_t>(prefix),
+          Logits::none);
+  cache.freeze_prefix();
+  // Slot 0 takes the request; slots 1 and 2 hold another one, which the fork replaces.
+  for (int slot = 0; slot < 3; ++slot) cache.rewind(slot);
+  forward(model, ws, slice, cache, KvTarget::in_slot(0), 7, std::span<const std::int32_t>(request),
+          Logits::none);
+  forward(model, ws, slice, cache, KvTarget::in_slot(2), 7,
+          std::span<const std::int32_t>(request).first(2), Logits::none);
+  EXPECT_ERROR(usage_error, cache.fork(0, 0), "onto itself");
+  EXPECT_ERROR(usage_error, cache.fork(0, 3), "out of range");
+  cache.fork(0, 2);
+  CHECK(cache.position(KvTarget::in_slot(2)) == 13);
+  cache.fork(2, 1);  // a fork of a fork
+  // Each slot then decodes past the same 13 tokens as the reference over the whole sequence.
+  std::vector<int> whole(prefix.begin(), prefix.end());
+  whole.insert(whole.end(), request.begin(), request.end());
+  const std::vector<std::int32_t> next = {5};
+  whole.push_back(5);
+  const auto want = ref.greedy(whole, 8);
+  for (int slot : {1, 2, 0}) {
+    CAPTURE(slot);
+    const auto got = greedy_decode(model, ws, slice, cache, KvTarget::in_slot(slot), 13,
+                                   std::span<const std::int32_t>(next), DecodeOptions{8, {}});
     CHECK(std::vector<int>(got.ids.begin(), got.ids.end()) == want);
   }
 }

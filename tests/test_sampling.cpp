@@ -21,6 +21,11 @@
 //   the draw's walk taking acc >= target instead of >                        -> passes: it moves
 //                                                                               only u on a
 //                                                                               boundary
+// The host's AVX2 passes (backend/host_sample.hpp) against the scalar ones (later, same day):
+//   the list's bound taken as z > floor instead of >=               -> the kept sets differ (ties)
+//   the argmax returning the last of the tied maxima                 -> the argmax differs
+//   the block's finite count one too high past 8 entries            -> top-p's bound, the lists
+//                                                                      differ
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,11 +36,13 @@
 #include <string>
 #include <vector>
 
+#include "baton/backend/host_sample.hpp"
 #include "baton/kernels/philox.hpp"
 #include "baton/kernels/sample.hpp"
 #include "baton/model/sampling.hpp"
 #include "reference/sampling_reference.hpp"
 #include "support/expect_error.hpp"
+#include "support/not_run.hpp"
 
 using namespace baton;
 
@@ -287,6 +294,77 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
     }
   }
   CHECK(checked == 2 * 5 * 4 * 4 * 3 * 2);
+}
+
+TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
+  // backend/host_sample.hpp against kernels::RowPasses: the argmax, every field of the kept set
+  // and its list, and the token drawn, on rows with masks, ties, signed zeros, peaks, NaN and
+  // +Inf, at lengths around the vector width.
+  if (!host_simd::cpu_supports(host_simd::Isa::avx2)) {
+    test::not_run("test_sampling: the AVX2 sampling passes", "this CPU lacks AVX2");
+    return;
+  }
+  using Vec = host_simd::Avx2RowPasses;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  int rows = 0;
+  for (const int n : {1, 7, 8, 9, 15, 16, 17, 63, 1000, 32001}) {
+    for (int shape = 0; shape < 7; ++shape) {
+      std::vector<float> row(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        float l = gauss(rng) * 2.0f;
+        if (shape == 1) l = std::round(l);                     // ties
+        if (shape == 2) l = (i % 3 == 0) ? -0.0f : 0.0f;       // signed zeros, all tied
+        if (shape == 3 && i % 5 != 1) l = -INFINITY;           // mostly masked
+        if (shape == 4) l = -INFINITY;                         // all masked
+        if (shape == 5 && i == n / 2) l = NAN;                 // a NaN
+        if (shape == 6 && i == (n * 2) / 3) l = INFINITY;      // +Inf
+        row[static_cast<std::size_t>(i)] = l;
+      }
+      CAPTURE(n);
+      CAPTURE(shape);
+      CHECK(Vec::argmax(row.data(), n) == kernels::argmax(row.data(), n));
+      for (int b = 0; b < 3; ++b) {
+        const int begin = n * b / 3, end = n * (b + 1) / 3;
+        const kernels::BlockScan want = kernels::RowPasses::block(row.data(), begin, end);
+        const kernels::BlockScan got = Vec::block(row.data(), begin, end);
+        CHECK(got.bad == want.bad);
+        CHECK(got.finite == want.finite);
+        if (!want.bad) CHECK(got.max == want.max);
+      }
+      std::vector<kernels::Candidate> s1(static_cast<std::size_t>(kernels::sample_scratch_size(n)));
+      std::vector<kernels::Candidate> s2(s1.size());
+      std::vector<double> b1(kernels::kMassBins), b2(kernels::kMassBins);
+      for (const int top_k : {0, 1, 5, 40})
+        for (const float top_p : {1.0f, 0.9f})
+          for (const float min_p : {0.0f, 0.05f})
+            for (const float t : {0.7f, 1.3f}) {
+              kernels::SampleParams p;
+              p.temperature = t;
+              p.top_k = top_k;
+              p.top_p = top_p;
+              p.min_p = min_p;
+              const kernels::KeptSet want =
+                  kernels::truncate(row.data(), n, p, {s1.data(), b1.data()});
+              const kernels::KeptSet got =
+                  kernels::truncate<Vec>(row.data(), n, p, {s2.data(), b2.data()});
+              REQUIRE(got.count == want.count);
+              REQUIRE(got.listed == want.listed);
+              if (want.count == 0) continue;
+              CHECK(got.cut.id == want.cut.id);
+              CHECK(got.max_z == want.max_z);
+              bool same_list = true;
+              for (int i = 0; i < want.listed; ++i)
+                same_list = same_list && got.list[i].id == want.list[i].id &&
+                            got.list[i].z == want.list[i].z && got.list[i].w == want.list[i].w;
+              CHECK(same_list);
+              for (const double u : {0.0, 0.41, 0.999})
+                CHECK(kernels::draw(got, u) == kernels::draw(want, u));
+            }
+      ++rows;
+    }
+  }
+  CHECK(rows == 70);
 }
 
 TEST_CASE("temperature 0 is the exact argmax, ties to the lowest id") {

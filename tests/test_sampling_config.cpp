@@ -65,6 +65,11 @@ TEST_CASE("relay JSON: a stage's \"sampling\" object") {
   CHECK(s.stages[0].sampling.stream == 0);
   // An exact stage may ask for logprobs.
   CHECK(parse(with_sampling({{"logprobs", true}}, true)).stages[1].sampling.logprobs);
+  // "stream" replaces the index; "repeat_last_n" windows the penalties (-1 by default).
+  CHECK(o.repeat_last_n == -1);
+  const RelaySpec named = parse(with_sampling({{"temperature", 1}, {"stream", 7}, {"repeat_last_n", 64}}));
+  CHECK(named.stages[1].sampling.stream == 7);
+  CHECK(named.stages[1].sampling.repeat_last_n == 64);
 }
 
 TEST_CASE("relay JSON: \"sampling\" errors name the file, the stage and the field") {
@@ -81,6 +86,10 @@ TEST_CASE("relay JSON: \"sampling\" errors name the file, the stage and the fiel
   fails({{"repeat_penalty", 0}}, "repeat_penalty = 0");
   fails({{"presence_penalty", 2.5}}, "presence_penalty = 2.5");
   fails({{"seed", -3}}, "field 'seed' = -3 is not an integer in [0, 2^64)");
+  fails({{"stream", -1}}, "field 'stream' = -1 is not an integer in [0, 2^64)");
+  fails({{"stream", 1.5}}, "field 'stream' = 1.5");
+  fails({{"repeat_last_n", -2}}, "repeat_last_n = -2 is out of range");
+  fails({{"repeat_last_n", 1.5}}, "field 'repeat_last_n'");
   fails({{"logit_bias", {{"x", 1}}}}, "'logit_bias' has key 'x', not a token id");
   fails({{"logit_bias", {{"5", 101}}}}, "logit_bias[5] = 101");
   fails({{"logit_bias", json::array({1})}}, "'logit_bias' must be an object");

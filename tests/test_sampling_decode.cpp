@@ -8,7 +8,10 @@
 // Philox uniform must give the token the decoder chose (draws within 1e-9 of a boundary, which
 // rounding decides, are skipped and counted). Log-probabilities equal the reference
 // log-softmax within 1e-4. Temperature 0 with log-probabilities keeps the greedy ids. Through
-// the batch scheduler, 16 seeded requests in flight give each request's ids alone.
+// the batch scheduler, 16 seeded requests in flight give each request's ids alone; a request's
+// n choices (submit_choices) give, choice by choice, the ids and log-probabilities of the request
+// alone on stream + i x S, with one prefill row per request, not per choice. repeat_last_n: the
+// reference counts the last N generated ids afresh at every step.
 //
 // Mutation checks (2026-12-06), each alone, this program rebuilt:
 //   the penalties count the prompt (Decoder::prefill feeds it to Sampler::accepted) -> 5 replayed
@@ -16,12 +19,21 @@
 //   every step draws with step 0's uniform (Sampler::choose(row, 0))  -> 57 replayed ids differ
 //   the scheduler not passing a request's sampling to Stage::open     -> "the requests really
 //                                                                        sampled" fails
+// (2026-12-06, later) choices and repeat_last_n:
+//   KvBuffer::fork copying nothing                                    -> the choices' runs differ
+//                                                                        (and test_model's fork)
+//   a later choice's first step on the row as the first left it (no
+//   restore: logit_bias applied twice)                                -> its logprobs differ
+//   every choice on the request's own streams (stream_shift 0)        -> runs and "the choices
+//                                                                        really differ" fail
+//   Sampler ignoring repeat_last_n (every generated id counts)        -> the windowed replay fails
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -89,10 +101,24 @@ Run decode(const Model& model, const std::vector<std::int32_t>& prompt, const De
 int replay(const Run& run, const SamplingOptions& o, const std::vector<bool>& allowed = {}) {
   const std::vector<std::int32_t>& ids = run.result.ids;
   REQUIRE(run.rows.size() == ids.size());
-  std::vector<kernels::SeenToken> seen;
   int skipped = 0;
   for (std::size_t s = 0; s < ids.size(); ++s) {
     CAPTURE(s);
+    // What the penalties read: the generated ids before step s, the last repeat_last_n of them
+    // (all for -1, none for 0), counted afresh.
+    std::vector<kernels::SeenToken> seen;
+    const std::size_t window = o.repeat_last_n < 0 ? s
+                                                   : std::min<std::size_t>(
+                                                         s, static_cast<std::size_t>(o.repeat_last_n));
+    for (std::size_t t = s - window; t < s; ++t) {
+      bool found = false;
+      for (auto& e : seen)
+        if (e.id == ids[t]) {
+          ++e.count;
+          found = true;
+        }
+      if (!found) seen.push_back({ids[t], 1});
+    }
     std::vector<float> row = run.rows[s];
     for (std::size_t i = 0; i < row.size() && !allowed.empty(); ++i)
       if (!allowed[i]) row[i] = -INFINITY;
@@ -117,13 +143,6 @@ int replay(const Run& run, const SamplingOptions& o, const std::vector<bool>& al
         if (k > 0) CHECK(t.logprob <= got.top[static_cast<std::size_t>(k - 1)].logprob);
       }
     }
-    bool found = false;
-    for (auto& e : seen)
-      if (e.id == ids[s]) {
-        ++e.count;
-        found = true;
-      }
-    if (!found) seen.push_back({ids[s], 1});
   }
   return skipped;
 }
@@ -226,6 +245,39 @@ TEST_CASE("temperature 0: greedy ids, with or without log-probabilities; penalti
   CHECK(p.result.ids != plain.result.ids);  // the penalties changed something
 }
 
+TEST_CASE("repeat_last_n: the penalties read only the last N generated tokens") {
+  const Model model = load_model<host, f32>(std::filesystem::path(BATON_GOLDEN_DIR) / "qwen-c");
+  const std::vector<std::int32_t> prompt = prompt_ids(9, 2);
+  DecodeOptions all{16, {}};
+  all.sampling.params.repeat_penalty = 3.0f;
+  all.sampling.params.presence_penalty = 2.0f;
+  all.sampling.params.frequency_penalty = 1.0f;
+  const Run every = decode(model, prompt, all);
+  CHECK(replay(every, all.sampling) == 0);
+  // Greedy with a window of 2: the argmax of logits penalized by the last two ids, replayed;
+  // and not the run whose penalties read every id.
+  DecodeOptions last2 = all;
+  last2.sampling.repeat_last_n = 2;
+  const Run windowed = decode(model, prompt, last2);
+  CHECK(replay(windowed, last2.sampling) == 0);
+  CHECK(windowed.result.ids != every.result.ids);
+  // 0 turns the penalties off: the plain greedy ids.
+  DecodeOptions off = all;
+  off.sampling.repeat_last_n = 0;
+  CHECK(decode(model, prompt, off).result.ids == decode(model, prompt, DecodeOptions{16, {}}).result.ids);
+  // Sampled, every transform, a window of 3.
+  for (std::uint64_t seed : {11ull, 12ull, 13ull}) {
+    CAPTURE(seed);
+    DecodeOptions opt{16, {}};
+    opt.sampling = everything(seed);
+    opt.sampling.repeat_last_n = 3;
+    CHECK(replay(decode(model, prompt, opt), opt.sampling) <= 1);
+  }
+  DecodeOptions bad{4, {}};
+  bad.sampling.repeat_last_n = -2;
+  EXPECT_ERROR(usage_error, decode(model, prompt, bad), "repeat_last_n = -2");
+}
+
 TEST_CASE("bad sampling options fail when the generation is built, naming the field") {
   const Model model = load_model<host, f32>(std::filesystem::path(BATON_GOLDEN_DIR) / "qwen-c");
   DecodeOptions opt{4, {}};
@@ -281,4 +333,109 @@ TEST_CASE("scheduler: seeded requests give the same ids alone and 16 in flight")
     differ_from_greedy += same ? 0 : 1;
   }
   CHECK(differ_from_greedy >= 12);  // the requests really sampled
+}
+
+TEST_CASE("scheduler: n choices share one prefill, and choice i is the request on stream i x S") {
+  using World = test::SchedulerWorld<host>;
+  using StageT = World::StageT;
+  World batched(8), alone(1);
+  const RelayOptions relay = test::scheduler_relay_options();
+  // A budget no prompt is chunked by, so every stage run's prompt is one prefill row.
+  RelayScheduler<StageT> many(batched.ptrs(), relay,
+                              {.max_rows = 64, .max_tokens = 512, .max_queue = 64});
+  RelayScheduler<StageT> one(alone.ptrs(), relay, {.max_rows = 1, .max_tokens = 7});
+  // A logit_bias entry: the first step rewrites the row in place, so a later choice that took
+  // the row as the first left it would draw from a biased-twice distribution.
+  const auto options = [](std::uint64_t seed, int only_stage) {
+    RequestOptions o;
+    SamplingOptions s = everything(seed);
+    s.params.temperature = 1.3f;
+    s.params.repeat_penalty = 1.0f;
+    s.logit_bias = {{7, 2.5f}, {100, -5.0f}};
+    o.own.sampling = s;
+    o.only_stage = only_stage;
+    return o;
+  };
+  struct Case {
+    std::vector<std::int32_t> ids;
+    int only_stage;  // -1: the whole relay (S = 3 streams per choice), else that stage (S = 1)
+    int n;
+  };
+  // 13 choices on extract's 8 slots: the last request's 5 wait for 5 free slots together.
+  const std::vector<Case> cases = {{test::scheduler_ids(9, 1), 0, 4},
+                                   {test::scheduler_ids(14, 2), -1, 3},
+                                   {test::scheduler_ids(5, 3), 0, 1},
+                                   {test::scheduler_ids(20, 4), 0, 5}};
+  std::vector<std::vector<Ticket>> tickets;
+  for (std::size_t k = 0; k < cases.size(); ++k)
+    tickets.push_back(many.submit_choices(cases[k].ids, options(50 + k, cases[k].only_stage),
+                                          cases[k].n));
+  int prefill_rows = 0;
+  while (!many.idle()) prefill_rows += many.step().prefill_rows;
+  int runs = 0, forked = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const int S = cases[k].only_stage >= 0 ? 1 : 3;
+    std::set<std::vector<std::int32_t>> distinct;
+    for (int c = 0; c < cases[k].n; ++c) {
+      CAPTURE(k);
+      CAPTURE(c);
+      const auto got = many.take(tickets[k][static_cast<std::size_t>(c)]);
+      REQUIRE(got.has_value());
+      RequestOptions o = options(50 + k, cases[k].only_stage);
+      o.own.sampling->stream += static_cast<std::uint64_t>(c * S);
+      const Ticket t = one.submit(cases[k].ids, o);
+      one.run();
+      const auto want = one.take(t);
+      REQUIRE(want.has_value());
+      test::check_same_result(*got, *want);
+      // The log-probabilities too (everything() asks for them): the distribution of every step,
+      // the first included, is the one the request has alone.
+      for (std::size_t r = 0; r < got->runs.size() && r < want->runs.size(); ++r) {
+        const auto& a = got->runs[r].logprobs;
+        const auto& b = want->runs[r].logprobs;
+        REQUIRE(a.size() == b.size());
+        for (std::size_t s = 0; s < a.size(); ++s) {
+          CHECK(a[s].id == b[s].id);
+          CHECK(a[s].logprob == b[s].logprob);
+        }
+      }
+      std::vector<std::int32_t> all;
+      for (const StageRun& run : got->runs) all.insert(all.end(), run.ids.begin(), run.ids.end());
+      distinct.insert(all);
+      runs += static_cast<int>(got->runs.size());
+    }
+    forked += cases[k].n - 1;
+    if (cases[k].n > 1) CHECK(distinct.size() >= 2);  // the choices really differ
+  }
+  // Every stage run's prompt is one prefill row, except each later choice's first run: its
+  // slot is a copy of its first choice's.
+  CHECK(prefill_rows == runs - forked);
+}
+
+TEST_CASE("scheduler: choices are refused beyond the stage's slots; a cancelled first choice") {
+  using World = test::SchedulerWorld<host>;
+  using StageT = World::StageT;
+  World w(3), alone(1);
+  const RelayOptions relay = test::scheduler_relay_options();
+  RelayScheduler<StageT> s(w.ptrs(), relay, {.max_rows = 8, .max_tokens = 40});
+  RequestOptions o;
+  o.own.sampling = everything(9);
+  o.only_stage = 0;
+  EXPECT_ERROR(usage_error, s.submit_choices(test::scheduler_ids(6, 1), o, 4), "4 choices");
+  EXPECT_ERROR(usage_error, s.submit_choices(test::scheduler_ids(6, 1), o, 0), "0 choices");
+  // The first choice cancelled before it ran: the others prefill on their own, same results.
+  const std::vector<Ticket> t = s.submit_choices(test::scheduler_ids(6, 1), o, 3);
+  CHECK(s.cancel(t[0]));
+  s.run();
+  CHECK(s.take(t[0])->error == "cancelled");
+  RelayScheduler<StageT> one(alone.ptrs(), relay, {.max_rows = 1, .max_tokens = 7});
+  for (int c = 1; c < 3; ++c) {
+    const auto got = s.take(t[static_cast<std::size_t>(c)]);
+    REQUIRE(got.has_value());
+    RequestOptions oc = o;
+    oc.own.sampling->stream += static_cast<std::uint64_t>(c);
+    const Ticket u = one.submit(test::scheduler_ids(6, 1), oc);
+    one.run();
+    test::check_same_result(*got, *one.take(u));
+  }
 }

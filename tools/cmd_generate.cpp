@@ -68,7 +68,7 @@ constexpr std::string_view kUsage =
     "                      [--json] [--logits] [--step-logits] [--backend host|cuda]\n"
     "                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed N]\n"
     "                      [--repeat-penalty R] [--presence-penalty X] [--frequency-penalty X]\n"
-    "                      [--logprobs N]\n"
+    "                      [--repeat-last-n N] [--logprobs N]\n"
     "  --model DIR       Hugging Face model folder (config.json + safetensors; f32/bf16/f16)\n"
     "  --adapter DIR     PEFT LoRA adapter folder (adapter_config.json + "
     "adapter_model.safetensors)\n"

@@ -3,7 +3,8 @@
 /// @file
 /// @brief The sampling options `baton generate` and `baton relay` share: --temperature,
 ///        --top-k, --top-p, --min-p, --repeat-penalty, --presence-penalty,
-///        --frequency-penalty, --seed and --logprobs N; and the JSON both print for them.
+///        --frequency-penalty, --repeat-last-n, --seed and --logprobs N; and the JSON both print
+///        for them.
 #pragma once
 
 #include <charconv>
@@ -38,7 +39,8 @@ struct SamplingChoice {
                                                  "--presence-penalty",
                                                  "--frequency-penalty",
                                                  "--seed",
-                                                 "--logprobs"};
+                                                 "--logprobs",
+                                                 "--repeat-last-n"};
 
   /// The options given, over `base` (a relay stage's own): the fields not given keep base's.
   SamplingOptions over(SamplingOptions base) const {
@@ -57,6 +59,7 @@ struct SamplingChoice {
       base.logprobs = true;
       base.top_logprobs = options.top_logprobs;
     }
+    if (has(9)) base.repeat_last_n = options.repeat_last_n;
     return base;
   }
 };
@@ -79,6 +82,8 @@ inline constexpr std::string_view kSamplingUsage =
     "off)\n"
     "  --presence-penalty X   subtract X from every generated token's logit (-2..2)\n"
     "  --frequency-penalty X  subtract X per occurrence of a generated token (-2..2)\n"
+    "  --repeat-last-n N   the penalties read the last N generated tokens (-1, the default:\n"
+    "                      all of them; 0: none)\n"
     "  --seed N            the generator's seed (default: drawn, and printed with --json)\n"
     "  --logprobs N        with --json: each token's log-probability and its N best (0..20)\n"
     "                      alternatives (docs/sampling.md)\n";
@@ -101,6 +106,8 @@ bool parse_sampling_option(std::string_view arg, Value&& value, SamplingChoice& 
     p.presence_penalty = parse_real(value(), arg);
   } else if (arg == "--frequency-penalty") {
     p.frequency_penalty = parse_real(value(), arg);
+  } else if (arg == "--repeat-last-n") {
+    c.options.repeat_last_n = parse_int<int>(value(), arg);
   } else if (arg == "--seed") {
     c.options.seed = parse_int<std::uint64_t>(value(), arg);
     c.seeded = true;

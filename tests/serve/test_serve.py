@@ -17,8 +17,11 @@ Starts servers on free loopback ports and checks, on the bundled word-problems r
     with that stage's "sampling" in the file; a seed replays; without one the server draws and
     reports it (baton.seed), and sending it back replays; logprobs in both endpoints' shapes,
     and streamed (the chunks' entries equal the whole answer's, each with its text);
+  - n choices (docs/sampling.md): choice i equals `baton relay` with the output stage's
+    "sampling" on stream 1 + 3i (the request's stream shifted by i x 3 stages), plain and
+    streamed (chunks told apart by index), usage counting the prompt once;
   - every error path: invalid JSON, unknown model, wrong types, sampling fields out of range
-    (400 naming the field), n > 1 (not supported yet), stop strings out of bounds, unknown fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
+    (400 naming the field), n out of range or over the concurrency, stop strings out of bounds, unknown fields, a body over the cap (413), a prompt over the cap, ids outside the vocabulary,
     an unknown URL, the API key (401), a full queue (429);
   - a client that disconnects mid-stream: its rows are freed at once, the requests beside it
     are unaffected; clients that hang up right after [DONE] cost the server nothing;
@@ -302,6 +305,7 @@ expect_error({"model": "word-problems", "messages": msgs, "max_tokens": 0}, 400,
 for field, value in [("temperature", 2.5), ("temperature", -0.1), ("temperature", "hot"),
                      ("top_p", 1.5), ("top_k", -1), ("top_k", 2.5), ("min_p", 2),
                      ("presence_penalty", 3), ("frequency_penalty", -2.5), ("repeat_penalty", 0),
+                     ("repeat_last_n", -2), ("repeat_last_n", 1.5),
                      ("seed", "x"), ("seed", 1.5), ("logit_bias", {"5": 200}),
                      ("logit_bias", {"x": 1}), ("logit_bias", {"999999": 1}), ("logit_bias", [1]),
                      ("logprobs", 3), ("top_logprobs", 25), ("stop", 5), ("stop", [""]),
@@ -312,7 +316,13 @@ expect_error({"model": "word-problems", "messages": msgs, "top_logprobs": 2}, 40
              "top_logprobs", what="top_logprobs without logprobs")
 expect_error({"model": "word-problems", "prompt": "x", "logprobs": 21}, 400, "logprobs",
              endpoint=main.base + "/v1/completions")
-expect_error({"model": "word-problems", "messages": msgs, "n": 2}, 400, "n")
+for bad_n in (0, 1.5, "2", 129):
+    expect_error({"model": "word-problems", "messages": msgs, "n": bad_n}, 400, "n",
+                 what=f"n = {bad_n!r}")
+expect_error({"model": "word-problems", "messages": msgs, "n": 65}, 400, "n",
+             what="n over the relay's concurrency")
+expect_error({"model": "word-problems", "prompt": "x", "best_of": 2}, 400, "best_of",
+             endpoint=main.base + "/v1/completions")
 expect_error({"model": "word-problems", "messages": msgs, "stream": "yes"}, 400, "stream")
 expect_error({"model": "word-problems", "messages": msgs, "frobnicate": 1}, 400, "frobnicate",
              "unknown_parameter")
@@ -408,6 +418,51 @@ check(len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp
 check("".join(lp.tokens) == t.choices[0].text, "completions logprobs tokens spell the text")
 print("sampling: equal to baton relay with the stage's sampling; seeds replay; logprobs",
       flush=True)
+
+# ---- n choices --------------------------------------------------------------------------------
+# Choice i draws from the request's streams shifted by i x S, S = 3 (the relay's stages): on
+# the output stage (index 1), stream 1 + 3i, which `baton relay` takes as the stage's "stream".
+N_CHOICES = 3
+CHOICE_REFS = []
+for i in range(N_CHOICES):
+    spec = absolute(BUNDLED)
+    spec["name"] = f"choice{i}"
+    spec["stages"][1]["sampling"] = dict(SAMPLING, stream=1 + 3 * i)
+    CHOICE_REFS.append(reference(write_relay(f"choice{i}.json", spec), QUESTIONS[:3]))
+for k in range(3):
+    want = [CHOICE_REFS[i][k]["text"] for i in range(N_CHOICES)]
+    r = chat(c, QUESTIONS[k], n=N_CHOICES, **SAMPLING)
+    got = sorted((ch.index, ch.message.content) for ch in r.choices)
+    check(got == list(enumerate(want)), f"n={N_CHOICES} chat {k}: {got} != {want}")
+    one = chat(c, QUESTIONS[k], **SAMPLING)
+    check(r.usage.prompt_tokens == one.usage.prompt_tokens and
+          r.usage.completion_tokens == sum(CHOICE_REFS[i][k]["tokens"] for i in range(N_CHOICES)),
+          f"n={N_CHOICES} chat {k}: usage {r.usage}")
+    ext = r.to_dict()["baton"]
+    check(len(ext.get("choices", [])) == N_CHOICES and
+          all(e.get("seed") == 42 for e in ext["choices"]), f"n={N_CHOICES}: baton {ext}")
+    texts, finishes, usage = {}, {}, None
+    for ch in c.chat.completions.create(model="word-problems", stream=True, n=N_CHOICES,
+                                        stream_options={"include_usage": True},
+                                        messages=[{"role": "user", "content": QUESTIONS[k]}],
+                                        **SAMPLING):
+        if ch.usage:
+            usage = ch.usage
+        for choice in ch.choices:
+            texts[choice.index] = texts.get(choice.index, "") + (choice.delta.content or "")
+            if choice.finish_reason:
+                finishes[choice.index] = choice.finish_reason
+    check([texts.get(i) for i in range(N_CHOICES)] == want and len(finishes) == N_CHOICES,
+          f"n={N_CHOICES} streamed {k}: {texts} {finishes} != {want}")
+    check(usage is not None and usage.completion_tokens == r.usage.completion_tokens,
+          f"n={N_CHOICES} streamed {k}: usage {usage}")
+    t = c.completions.create(model="word-problems", prompt=QUESTIONS[k], n=N_CHOICES, **SAMPLING)
+    check(sorted((ch.index, ch.text) for ch in t.choices) == list(enumerate(want)),
+          f"n={N_CHOICES} completion {k}: {t.choices}")
+check(len({CHOICE_REFS[i][k]["text"] for i in range(N_CHOICES) for k in range(3)}) > 3,
+      "the choices differ from one another")
+print(f"n: {N_CHOICES} choices equal baton relay on streams 1, 4, 7, plain, streamed and "
+      "completions", flush=True)
 
 # ---- per-request stop strings --------------------------------------------------------------
 # The reference: `baton relay` with the same strings as the output stage's stop_sequences

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxNameBytes = 128;
 
-ApiError bad(std::string param, std::string message) {
+ApiError bad_field(std::string param, std::string message) {
   ApiError e;
   e.param = std::move(param);
   e.message = std::move(message);
@@ -27,21 +27,21 @@ nlohmann::json fields(std::string_view body, std::initializer_list<const char*> 
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
     if (!ok) {
-      ApiError e = bad(key, "unknown field '" + detail::excerpt(key) + "'");
+      ApiError e = bad_field(key, "unknown field '" + detail::excerpt(key) + "'");
       e.code = "unknown_parameter";
       throw e;
     }
   }
   for (const char* k : known) {
-    if (!j.contains(k)) throw bad(k, std::string("'") + k + "' is required");
+    if (!j.contains(k)) throw bad_field(k, std::string("'") + k + "' is required");
     if (!j[k].is_string() || j[k].get_ref<const std::string&>().empty())
-      throw bad(k, std::string("'") + k + "' must be a non-empty string");
+      throw bad_field(k, std::string("'") + k + "' must be a non-empty string");
   }
   return j;
 }
 
 std::string checked_name(const std::string& name) {
-  if (auto why = adapter_name_problem(name)) throw bad("lora_name", "'lora_name' " + *why);
+  if (auto why = adapter_name_problem(name)) throw bad_field("lora_name", "'lora_name' " + *why);
   return name;
 }
 

@@ -45,7 +45,8 @@ constexpr std::string_view kCommon[] = {"model",
                                         "logit_bias",
                                         "top_k",
                                         "min_p",
-                                        "repeat_penalty"};
+                                        "repeat_penalty",
+                                        "repeat_last_n"};
 constexpr std::string_view kChat[] = {"messages", "max_completion_tokens", "response_format",
                                       "tool_choice", "top_logprobs"};
 constexpr std::string_view kCompletion[] = {"prompt", "echo", "suffix", "best_of"};
@@ -85,7 +86,7 @@ std::optional<double> ranged_number(const nlohmann::json& j, const char* key, do
 
 /// The sampling fields into r.sampling (set when any is present). Ranges as OpenAI documents
 /// them (temperature 0..2, top_p 0..1, penalties -2..2, logit_bias -100..100, top_logprobs
-/// 0..20); llama-server's top_k >= 0, min_p 0..1, repeat_penalty > 0.
+/// 0..20); llama-server's top_k >= 0, min_p 0..1, repeat_penalty > 0, repeat_last_n >= -1.
 void read_sampling_fields(const nlohmann::json& j, bool chat, ApiRequest& r) {
   SamplingOptions o;
   bool any = false;
@@ -104,6 +105,12 @@ void read_sampling_fields(const nlohmann::json& j, bool chat, ApiRequest& r) {
   if (j.contains("repeat_penalty") && !j["repeat_penalty"].is_null() &&
       o.params.repeat_penalty <= 0.0f)
     throw bad("repeat_penalty", "'repeat_penalty' must be > 0 (1 is off)");
+  if (const auto n = ranged_number(j, "repeat_last_n", -1.0, 1e9)) {
+    if (!j["repeat_last_n"].is_number_integer())
+      throw bad("repeat_last_n", "'repeat_last_n' must be an integer (-1: every generated token)");
+    o.repeat_last_n = static_cast<int>(*n);
+    any = true;
+  }
   if (const auto k = ranged_number(j, "top_k", 0.0, 1e9)) {
     if (!j["top_k"].is_number_integer()) throw bad("top_k", "'top_k' must be an integer");
     o.params.top_k = static_cast<int>(*k);
@@ -379,8 +386,14 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
       throw bad("max_completion_tokens", "give 'max_tokens' or 'max_completion_tokens', not both");
     r.max_tokens = read_max_tokens(j, "max_completion_tokens");
   }
-  greedy_number(j, "n", 1.0, "one choice per request (n > 1 is not supported yet)");
-  greedy_number(j, "best_of", 1.0, "one choice per request");
+  if (j.contains("n") && !j["n"].is_null()) {
+    const auto& v = j["n"];
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > kMaxChoices)
+      throw bad("n", "'n' must be an integer from 1 to " + std::to_string(kMaxChoices) + ", got " +
+                         shown(v));
+    r.n = static_cast<int>(v.get<long long>());
+  }
+  greedy_number(j, "best_of", 1.0, "best_of is not supported (n choices are all returned)");
   read_sampling_fields(j, chat, r);
   if (j.contains("user") && !j["user"].is_null() && !j["user"].is_string())
     throw bad("user", "'user' must be a string");
@@ -457,29 +470,48 @@ nlohmann::json usage_body(const Answer& a) {
           {"total_tokens", a.prompt_tokens + a.completion_tokens}};
 }
 
+nlohmann::json usage_body(std::span<const Answer> answers) {
+  Answer sum;
+  if (!answers.empty()) sum.prompt_tokens = answers.front().prompt_tokens;
+  for (const Answer& a : answers) sum.completion_tokens += a.completion_tokens;
+  return usage_body(sum);
+}
+
+nlohmann::json baton_body(std::span<const Answer> answers) {
+  if (answers.size() == 1) return answers.front().baton;
+  nlohmann::json each = nlohmann::json::array();
+  for (const Answer& a : answers) each.push_back(a.baton);
+  return {{"choices", std::move(each)}};
+}
+
 nlohmann::json response_body(const ApiRequest& req, const std::string& id, long long created,
-                             const Answer& a) {
+                             std::span<const Answer> answers) {
   const bool chat = req.endpoint == Endpoint::chat;
-  nlohmann::json choice = {
-      {"index", 0}, {"finish_reason", a.finish_reason}, {"logprobs", a.logprobs}};
-  if (chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", a.text}};
-  } else {
-    choice["text"] = a.text;
+  nlohmann::json choices = nlohmann::json::array();
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const Answer& a = answers[i];
+    nlohmann::json choice = {
+        {"index", i}, {"finish_reason", a.finish_reason}, {"logprobs", a.logprobs}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", a.text}};
+    } else {
+      choice["text"] = a.text;
+    }
+    choices.push_back(std::move(choice));
   }
   return {{"id", id},
           {"object", chat ? "chat.completion" : "text_completion"},
           {"created", created},
           {"model", req.model},
-          {"choices", nlohmann::json::array({std::move(choice)})},
-          {"usage", usage_body(a)},
-          {"baton", a.baton}};
+          {"choices", std::move(choices)},
+          {"usage", usage_body(answers)},
+          {"baton", baton_body(answers)}};
 }
 
 nlohmann::json chunk_body(const ApiRequest& req, const std::string& id, long long created,
-                          const std::string& delta, const std::string* finish) {
+                          const std::string& delta, const std::string* finish, int index) {
   const bool chat = req.endpoint == Endpoint::chat;
-  nlohmann::json choice = {{"index", 0},
+  nlohmann::json choice = {{"index", index},
                            {"finish_reason", finish ? nlohmann::json(*finish) : nlohmann::json()},
                            {"logprobs", nullptr}};
   if (chat) {

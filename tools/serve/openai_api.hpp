@@ -8,7 +8,8 @@
 /// logit_bias, logprobs, top_logprobs; llama-server's top_k, min_p, repeat_penalty) become the
 /// request's SamplingOptions for the relay's output stage (docs/sampling.md); a value out of
 /// range, and any field not listed here, is a 400 naming the field (as OpenAI's own API refuses
-/// unknown arguments). n > 1 and stop strings are not supported yet (400).
+/// unknown arguments). `n` choices run from one prefill (RelayScheduler::submit_choices), choice
+/// i on the request's streams shifted by i (docs/sampling.md); best_of is not supported (400).
 #pragma once
 
 #include <cstdint>
@@ -59,7 +60,12 @@ struct ApiRequest {
   /// "stop": the request's own stop strings (the output stage stops after the token that
   /// completes one; the answer's text ends before it, as OpenAI's API returns it).
   std::vector<std::string> stop;
+  /// "n": how many choices (1..kMaxChoices; a served relay takes at most its concurrency).
+  int n = 1;
 };
+
+/// The most choices a request may ask for ("n"), OpenAI's own bound.
+inline constexpr int kMaxChoices = 128;
 
 /// Parses `body` for `endpoint`; ApiError (400) names the field that is wrong.
 ApiRequest parse_request(std::string_view body, Endpoint endpoint);
@@ -89,12 +95,16 @@ struct Answer {
   nlohmann::json logprobs;    ///< the choice's "logprobs" (null unless asked for)
 };
 
-/// The whole response of a non-streamed request.
+/// The whole response of a non-streamed request: one choice per answer (choice i is
+/// answers[i]), usage over all of them (the prompt counted once), and the "baton" extension
+/// (one answer's own; for several, {"choices": [each answer's]}).
 nlohmann::json response_body(const ApiRequest& req, const std::string& id, long long created,
-                             const Answer& a);
-/// One streamed chunk: a text delta, or (with `finish`) the last one with its finish_reason.
+                             std::span<const Answer> answers);
+/// One streamed chunk of choice `index`: a text delta, or (with `finish`) the choice's last one
+/// with its finish_reason.
 nlohmann::json chunk_body(const ApiRequest& req, const std::string& id, long long created,
-                          const std::string& delta, const std::string* finish = nullptr);
+                          const std::string& delta, const std::string* finish = nullptr,
+                          int index = 0);
 /// The choice's "logprobs" object for `lp` (one entry per output token), in the endpoint's
 /// shape: chat {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}, completions
 /// {"tokens", "token_logprobs", "top_logprobs": [{token: logprob}], "text_offset"}. `text(id)`
@@ -105,6 +115,10 @@ nlohmann::json logprobs_body(Endpoint endpoint, std::span<const TokenLogprobs> l
                              std::size_t text_offset = 0);
 /// The usage object.
 nlohmann::json usage_body(const Answer& a);
+/// The usage of several choices: the prompt once, every choice's completion tokens.
+nlohmann::json usage_body(std::span<const Answer> answers);
+/// The "baton" extension of a response with these choices (see response_body).
+nlohmann::json baton_body(std::span<const Answer> answers);
 
 /// `j` as one line of JSON; invalid UTF-8 in strings (a stage may stop mid-character) becomes
 /// U+FFFD, the rest is exact.

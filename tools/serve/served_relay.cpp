@@ -80,82 +80,102 @@ bool ServedRelay::final_cycle(int cycle) const {
   return cycle >= spec_.max_cycles || spec_.output_stage < loop_from_;
 }
 
-std::shared_ptr<Job> ServedRelay::submit(std::vector<std::int32_t> ids, StageRequest own,
-                                         const std::string& adapter) {
-  auto job = std::make_shared<Job>();
-  job->adapter = adapter;
+RequestOptions ServedRelay::job_callbacks(bool logprobs) {
   RequestOptions o;
   const int out = spec_.output_stage;
-  // The callbacks run on the stepping thread, inside step(): they only copy into the job. They
-  // hold the job weakly: a job its handler has dropped takes no more tokens.
-  std::weak_ptr<Job> weak = job;
-  o.on_token = [this, weak, out](Ticket, int stage, int cycle, std::int32_t id) {
-    if (stage != out) return;
-    const auto j = weak.lock();
-    if (!j) return;
+  // They run on the stepping thread, inside step(), which owns jobs_; they only copy into the
+  // job, under its mutex.
+  o.on_token = [this, out](Ticket t, int stage, int cycle, std::int32_t id) {
+    const auto it = jobs_.find(t);
+    if (stage != out || it == jobs_.end()) return;
+    Job& j = *it->second;
     {
-      const std::lock_guard lock(j->mutex);
-      if (cycle != j->output_cycle) {
-        j->output.clear();
-        j->output_logprobs.clear();
-        j->output_ended.reset();
-        j->output_cycle = cycle;
-        j->output_final = final_cycle(cycle);
+      const std::lock_guard lock(j.mutex);
+      if (cycle != j.output_cycle) {
+        j.output.clear();
+        j.output_logprobs.clear();
+        j.output_ended.reset();
+        j.output_cycle = cycle;
+        j.output_final = final_cycle(cycle);
       }
-      j->output.push_back(id);
-      ++j->version;
+      j.output.push_back(id);
+      ++j.version;
     }
-    j->changed.notify_all();
+    j.changed.notify_all();
   };
-  if (own.sampling && own.sampling->logprobs) {
+  if (logprobs) {
     // Right after on_token gave the same token (so the cycle is already the job's).
-    o.on_logprobs = [weak, out](Ticket, int stage, int, const TokenLogprobs& lp) {
-      if (stage != out) return;
-      const auto j = weak.lock();
-      if (!j) return;
-      const std::lock_guard lock(j->mutex);
-      j->output_logprobs.push_back(lp);
+    o.on_logprobs = [this, out](Ticket t, int stage, int, const TokenLogprobs& lp) {
+      const auto it = jobs_.find(t);
+      if (stage != out || it == jobs_.end()) return;
+      const std::lock_guard lock(it->second->mutex);
+      it->second->output_logprobs.push_back(lp);
     };
   }
-  o.on_stage = [this, weak, out](Ticket, const StageRun& run) {
-    if (run.stage != out) return;
-    const auto j = weak.lock();
-    if (!j) return;
+  o.on_stage = [this, out](Ticket t, const StageRun& run) {
+    const auto it = jobs_.find(t);
+    if (run.stage != out || it == jobs_.end()) return;
+    Job& j = *it->second;
     {
-      const std::lock_guard lock(j->mutex);
-      if (run.cycle != j->output_cycle) {  // a run that accepted no token
-        j->output.clear();
-        j->output_logprobs.clear();
-        j->output_cycle = run.cycle;
-        j->output_final = final_cycle(run.cycle);
+      const std::lock_guard lock(j.mutex);
+      if (run.cycle != j.output_cycle) {  // a run that accepted no token
+        j.output.clear();
+        j.output_logprobs.clear();
+        j.output_cycle = run.cycle;
+        j.output_final = final_cycle(run.cycle);
       }
-      j->output_ended = run.ids;
-      ++j->version;
+      j.output_ended = run.ids;
+      ++j.version;
     }
-    j->changed.notify_all();
+    j.changed.notify_all();
   };
-  o.stage = out;
+  return o;
+}
+
+std::vector<std::shared_ptr<Job>> ServedRelay::submit(std::vector<std::int32_t> ids,
+                                                      StageRequest own,
+                                                      const std::string& adapter, int n) {
+  BATON_CHECK(n >= 1 && n <= limits_.concurrency, usage_error, label(), ": ", n,
+              " choices; it runs at most ", limits_.concurrency, " at once (--concurrency)");
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (int c = 0; c < n; ++c) {
+    jobs.push_back(std::make_shared<Job>());
+    jobs.back()->adapter = adapter;
+  }
+  RequestOptions o = job_callbacks(own.sampling && own.sampling->logprobs);
+  o.stage = spec_.output_stage;
   o.own = std::move(own);
-  // Counted in before it is queued: from here an unload of its adapter answers 409.
+  // Counted in before it is queued: from here an unload of its adapter answers 409. Each
+  // choice holds the adapter until it ends.
   AdapterTable* table = adapters();
-  if (!adapter.empty() && (!table || !table->acquire(adapter)))
-    throw ApiError{404, "invalid_request_error",
-                   "the model '" + detail::excerpt(adapter) +
-                       "' does not exist: GET /v1/models lists the models served",
-                   "model", "model_not_found"};
+  int acquired = 0;
+  const auto release = [&] {
+    for (; acquired > 0; --acquired) table->release(adapter);
+  };
+  if (!adapter.empty()) {
+    for (; table && acquired < n && table->acquire(adapter); ++acquired) {
+    }
+    if (acquired < n) {
+      if (table) release();
+      throw ApiError{404, "invalid_request_error",
+                     "the model '" + detail::excerpt(adapter) +
+                         "' does not exist: GET /v1/models lists the models served",
+                     "model", "model_not_found"};
+    }
+  }
   try {
     const std::lock_guard lock(inbox_mutex_);
     BATON_CHECK(!stopping_, capacity_error, "the server is shutting down");
-    BATON_CHECK(counters_.pending < limits_.queue, capacity_error, label(), ": the queue is full (",
-                limits_.queue, " requests in flight)");
-    ++counters_.pending;
-    arrivals_.push_back({job, std::move(ids), std::move(o)});
+    BATON_CHECK(counters_.pending + n <= limits_.queue, capacity_error, label(),
+                ": the queue is full (", limits_.queue, " requests in flight)");
+    counters_.pending += n;
+    arrivals_.push_back({jobs, std::move(ids), std::move(o)});
   } catch (...) {
-    if (!adapter.empty()) table->release(adapter);
+    if (!adapter.empty()) release();
     throw;
   }
   work_.notify_one();
-  return job;
+  return jobs;
 }
 
 void ServedRelay::cancel(std::shared_ptr<Job> job) {
@@ -195,7 +215,7 @@ void ServedRelay::take_in(std::vector<Arrival>& arrived) {
   arrived.clear();
   for (Arrival& a : all) {
     try {
-      const std::optional<int> stage = place(*a.job);
+      const std::optional<int> stage = place(*a.jobs.front());
       if (!stage) {
         held_.push_back(std::move(a));
         continue;
@@ -205,13 +225,19 @@ void ServedRelay::take_in(std::vector<Arrival>& arrived) {
         a.options.only_stage = *stage;
         if (a.options.stage >= 0) a.options.stage = *stage;
       }
-      a.job->ticket = scheduler_->submit(std::move(a.ids), std::move(a.options));
-      jobs_.emplace(a.job->ticket, a.job);
+      const std::vector<Ticket> tickets = scheduler_->submit_choices(
+          std::move(a.ids), std::move(a.options), static_cast<int>(a.jobs.size()));
+      for (std::size_t c = 0; c < tickets.size(); ++c) {
+        a.jobs[c]->ticket = tickets[c];
+        jobs_.emplace(tickets[c], a.jobs[c]);
+      }
     } catch (const std::exception& e) {
-      RelayResult r;
-      r.verdict = Verdict::error;
-      r.error = e.what();
-      finish(*a.job, std::move(r));
+      for (const auto& job : a.jobs) {
+        RelayResult r;
+        r.verdict = Verdict::error;
+        r.error = e.what();
+        finish(*job, std::move(r));
+      }
     }
   }
 }
@@ -258,13 +284,16 @@ void ServedRelay::step_loop() {
       everything = std::exchange(cancel_everything_, false);
     }
     // Cancelled before it reached the scheduler (held back for an adapter slot): ends here.
+    // A request's choices are cancelled together (their handler cancels every one).
     const auto cancel_held = [&](const auto& which) {
       std::erase_if(held_, [&](Arrival& a) {
-        if (!which(a.job)) return false;
-        RelayResult r;
-        r.verdict = Verdict::error;
-        r.error = "cancelled";
-        finish(*a.job, std::move(r));
+        if (std::none_of(a.jobs.begin(), a.jobs.end(), which)) return false;
+        for (const auto& job : a.jobs) {
+          RelayResult r;
+          r.verdict = Verdict::error;
+          r.error = "cancelled";
+          finish(*job, std::move(r));
+        }
         return true;
       });
     };

@@ -125,11 +125,12 @@ class ServedRelay {
   virtual nlohmann::json describe() const;
 
   /// Accepts `ids`, with `own` asked of the output stage's runs (a lower max_new, sampling,
-  /// stop strings), on the served adapter `adapter` ("": none). capacity_error when `queue`
-  /// requests are already in flight or the relay is stopping; ApiError 404 when no adapter is
-  /// served as `adapter` (it was just unloaded).
-  std::shared_ptr<Job> submit(std::vector<std::int32_t> ids, StageRequest own = {},
-                              const std::string& adapter = "");
+  /// stop strings), on the served adapter `adapter` ("": none), as `n` choices from one prefill
+  /// (1..concurrency): a Job per choice, choice i's at index i. capacity_error when the queue
+  /// has no room for n more or the relay is stopping; ApiError 404 when no adapter is served as
+  /// `adapter` (it was just unloaded).
+  std::vector<std::shared_ptr<Job>> submit(std::vector<std::int32_t> ids, StageRequest own = {},
+                                           const std::string& adapter = "", int n = 1);
   /// The adapters this served model answers as more model ids (served_model.hpp), or null.
   virtual AdapterTable* adapters() { return nullptr; }
   const AdapterTable* adapters() const { return const_cast<ServedRelay*>(this)->adapters(); }
@@ -147,8 +148,9 @@ class ServedRelay {
   RuntimeRelay& relay_mut() { return *relay_; }
 
  private:
+  /// A request on its way to the scheduler: its choices' jobs (one, unless it asked for n).
   struct Arrival {
-    std::shared_ptr<Job> job;
+    std::vector<std::shared_ptr<Job>> jobs;
     std::vector<std::int32_t> ids;
     RequestOptions options;
   };
@@ -159,6 +161,9 @@ class ServedRelay {
   /// (-1: the relay's stages in order, as a relay file's requests do), or nullopt to hold it
   /// back until after the next step (its adapter waits for a slot). Throws to fail it alone.
   std::optional<int> place(const Job& job);
+  /// The scheduler's callbacks for the jobs in jobs_ (found by ticket): they copy the output
+  /// stage's tokens, logprobs (when `logprobs`) and run ends into the job.
+  RequestOptions job_callbacks(bool logprobs);
   /// Submits (or holds back) what arrived; fails what cannot run.
   void take_in(std::vector<Arrival>& arrived);
   /// Whether the output run of `cycle` can never be repeated.

@@ -36,6 +36,9 @@ struct ServerOptions {  // NOLINT: aggregate
   std::vector<std::string> request_specials;
 };
 
+/// A streamed answer's progress (server.cpp).
+struct StreamState;
+
 class Server {
  public:
   Server(std::vector<std::unique_ptr<ServedRelay>> relays, ServerOptions opt);
@@ -57,15 +60,21 @@ class Server {
   /// Whether `req` carries the API key (or none is needed).
   bool authorized(const http::Request& req) const;
   void relay_endpoint(const http::Request& req, http::Response& res, Endpoint ep);
-  /// Waits for `job` and answers in one response.
-  void answer_now(const ApiRequest& r, ServedRelay& relay, const std::shared_ptr<Job>& job,
-                  int prompt_tokens, http::Response& res, std::chrono::steady_clock::time_point t0);
-  /// Answers with Server-Sent Events: the output stage's text as it becomes certain (as it is
-  /// generated, in a run that cannot be repeated; a run the gate may still reject is held
-  /// until the relay ends), then the finish chunk with the baton extension, usage, [DONE].
-  void answer_streamed(const ApiRequest& r, ServedRelay& relay, std::shared_ptr<Job> job,
-                       int prompt_tokens, http::Response& res,
-                       std::chrono::steady_clock::time_point t0);
+  /// Waits for the request's jobs (one per choice) and answers in one response.
+  void answer_now(const ApiRequest& r, ServedRelay& relay,
+                  const std::vector<std::shared_ptr<Job>>& jobs, int prompt_tokens,
+                  http::Response& res, std::chrono::steady_clock::time_point t0);
+  /// Answers with Server-Sent Events: each choice's output stage text as it becomes certain (as
+  /// it is generated, in a run that cannot be repeated; a run the gate may still reject is held
+  /// until the relay ends), then its finish chunk with its baton extension; once every choice
+  /// has finished, usage (asked for) and [DONE].
+  void answer_streamed(const ApiRequest& r, ServedRelay& relay,
+                       std::vector<std::shared_ptr<Job>> jobs, int prompt_tokens,
+                       http::Response& res, std::chrono::steady_clock::time_point t0);
+  /// The chunks choice `index` of a stream can send now (its finish chunk once its relay ended);
+  /// `failed` gets the relay's error when it failed.
+  std::string stream_choice(StreamState& st, int index, const ServedRelay& relay,
+                            std::string* failed) const;
   /// What a request's "model" names: a relay or model (adapter ""), or one of a served
   /// model's adapters; relay null when nothing is served by that id.
   struct Target {

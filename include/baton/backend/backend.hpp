@@ -44,6 +44,7 @@ concept Backend = requires {
   { b.size() } -> std::same_as<std::size_t>;
   { B::upload(src) } -> std::same_as<typename B::template buffer<float>>;
   B::download(cb, dst);
+  B::copy_within(b, std::size_t{}, std::size_t{}, std::size_t{});
 };
 
 /// The raw address behind a backend pointer, for handing to kernels. Host buffers return

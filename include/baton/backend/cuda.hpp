@@ -199,6 +199,19 @@ struct cuda {
                 " elements into a host span of ", dst.size());
     download(src.data(), dst);
   }
+  /// Copies `n` elements of `b` from offset `src` to offset `dst` (the ranges do not overlap)
+  /// and waits for it. The buffer may be written by work on any context's stream, so the
+  /// device is synchronized first (what wrote the source is done) and the copy waited for (what
+  /// reads the destination next sees it). Rare by design: a KV slot forked for `n` choices.
+  template <class T>
+  static void copy_within(buffer<T>& b, std::size_t dst, std::size_t src, std::size_t n) {
+    if (n == 0) return;
+    BATON_CUDA_CHECK(cudaDeviceSynchronize());
+    T* base = b.data().get();
+    BATON_CUDA_CHECK(cudaMemcpyAsync(base + dst, base + src, n * sizeof(T),
+                                     cudaMemcpyDeviceToDevice, nullptr));
+    detail::host_wait(nullptr, nullptr);
+  }
 };
 
 static_assert(Backend<cuda>);

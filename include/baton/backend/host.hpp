@@ -105,6 +105,12 @@ struct host {
   static void download(const buffer<T>& src, std::span<T> dst) {
     download(src.span(), dst);
   }
+  /// Copies `n` elements of `b` from offset `src` to offset `dst` (the ranges do not overlap;
+  /// the caller checked them against the buffer's size).
+  template <class T>
+  static void copy_within(buffer<T>& b, std::size_t dst, std::size_t src, std::size_t n) {
+    if (n != 0) std::memcpy(b.data() + dst, b.data() + src, n * sizeof(T));
+  }
 };
 
 static_assert(Backend<host>);

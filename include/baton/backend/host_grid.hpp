@@ -78,6 +78,10 @@ struct host_grid {
   static void download(const buffer<T>& src, std::span<T> dst) {
     host::download(src, dst);
   }
+  template <class T>
+  static void copy_within(buffer<T>& b, std::size_t dst, std::size_t src, std::size_t n) {
+    host::copy_within(b, dst, src, n);
+  }
 };
 
 static_assert(Backend<host_grid>);

@@ -181,6 +181,47 @@ BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target, d
   return first + select_top_mass(a + first, store - first, target - above);
 }
 
+/// One block of truncate()'s first pass: its largest entry, how many entries are not -Inf, and
+/// whether one is NaN or +Inf (then no token may be chosen from the row).
+struct BlockScan {
+  float max;
+  int finite;
+  bool bad;
+};
+
+/// The passes over a whole row that truncate() and sample_row() make, written once here for
+/// every decode loop. A host substitutes vector versions that compute exactly the same
+/// (backend/host_sample.hpp); the selections, which run on the short list, stay here.
+struct RowPasses {
+  /// row[begin, end) as BlockScan says.
+  BATON_HD static BlockScan block(const float* row, int begin, int end) {
+    BlockScan s{-INFINITY, 0, false};
+    for (int i = begin; i < end; ++i) {
+      const float l = row[i];
+      s.bad |= (l != l) | (l == INFINITY);
+      s.finite += l != -INFINITY;
+      if (l > s.max) s.max = l;
+    }
+    return s;
+  }
+  /// Appends to `list`, in id order, every entry of row[begin, end) whose scaled logit
+  /// z = row[i] / t is not -Inf, is at least `floor_z` and whose weight w = expf(z - m) is at
+  /// least `floor_w`; returns how many. (The row holds no NaN or +Inf.)
+  BATON_HD static int list_at_least(const float* row, int begin, int end, float t, float floor_z,
+                                    float m, float floor_w, Candidate* list) {
+    int c = 0;
+    for (int i = begin; i < end; ++i) {
+      const float z = row[i] / t;
+      if (z == -INFINITY || z < floor_z) continue;
+      const float w = expf(z - m);
+      if (w >= floor_w) list[c++] = Candidate{z, w, i};
+    }
+    return c;
+  }
+  /// The exact argmax (kernels::argmax).
+  BATON_HD static std::int32_t argmax(const float* row, int n) { return kernels::argmax(row, n); }
+};
+
 /// Where a row stands after the truncations: the kept set is every token ranked at or before
 /// `cut`; `max_z` is the largest scaled logit (weights are exp(z - max_z)). `list` holds, in id
 /// order, every token that may be kept (a superset of the kept set; its weights computed), so a
@@ -225,6 +266,9 @@ inline constexpr int kBinnedSelectionFrom = 512;
 ///  - min-p (without top-k): a token of weight below min_p (the top token's being 1) is never
 ///    kept; if the tokens above it hold less than top-p's target, top-p keeps them all and min-p
 ///    then keeps exactly them, as it would have from the longer top-p set.
+///
+/// `Passes`: the passes over the whole row (RowPasses, or a host's vector versions of them).
+template <class Passes = RowPasses>
 BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
                                  const SampleScratch& work) {
   Candidate* scratch = work.candidates;
@@ -237,15 +281,11 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   for (int b = 0; b < blocks; ++b) {
     const int begin = static_cast<int>(static_cast<long long>(n) * b / blocks);
     const int end = static_cast<int>(static_cast<long long>(n) * (b + 1) / blocks);
-    float block_max = -INFINITY;
-    for (int i = begin; i < end; ++i) {
-      const float l = row[i];
-      if (l != l || l == INFINITY) return none;
-      finite += l != -INFINITY;
-      if (l > block_max) block_max = l;
-    }
+    const BlockScan s = Passes::block(row, begin, end);
+    if (s.bad) return none;
+    finite += s.finite;
     // On the logits: dividing by a positive temperature keeps the order.
-    const float block_z = scaled_logit(block_max, p.temperature);
+    const float block_z = scaled_logit(s.max, p.temperature);
     if (block_z > m) m = block_z;
     if (top_k && block_z < floor_z) floor_z = block_z;
   }
@@ -275,12 +315,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
       if (w >= floor_w) list[c++] = Candidate{z, w, i};
     }
   } else {
-    for (int i = 0; i < n; ++i) {
-      const float z = scaled_logit(row[i], p.temperature);
-      if (z == -INFINITY || z < floor_z) continue;
-      const float w = expf(z - m);
-      if (w >= floor_w) list[c++] = Candidate{z, w, i};
-    }
+    c = Passes::list_at_least(row, 0, n, p.temperature, floor_z, m, floor_w, list);
   }
   // The selections permute a copy; the list stays in id order for the draw.
   Candidate* sel = scratch + n;
@@ -345,10 +380,11 @@ BATON_HD inline std::int32_t draw(const KeptSet& s, double u) {
 /// The sampling step's choice from `row` (logit_bias and penalties already applied): the exact
 /// argmax at temperature 0, else a draw with `u` from the truncated distribution. -1 when no
 /// token may be chosen (a NaN or +Inf logit, or every token masked).
+template <class Passes = RowPasses>
 BATON_HD inline std::int32_t sample_row(const float* row, int n, const SampleParams& p, double u,
                                         const SampleScratch& scratch) {
-  if (p.temperature <= 0.0f) return argmax(row, n);
-  return draw(truncate(row, n, p, scratch), u);
+  if (p.temperature <= 0.0f) return Passes::argmax(row, n);
+  return draw(truncate<Passes>(row, n, p, scratch), u);
 }
 
 /// The most tokens a top-logprobs list holds (OpenAI's bound on top_logprobs).

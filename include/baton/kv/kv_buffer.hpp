@@ -5,21 +5,25 @@
 ///
 /// Bookkeeping is the point of this type. The prefix region is filled once by a pre-warm and
 /// then frozen; every slot reads it and appends its own tail. Positions are absolute (the
-/// prefix occupies 0..prefix_length-1). Exactly four things move a position:
+/// prefix occupies 0..prefix_length-1). Exactly five things move a position:
 ///   - reset_prefix(): the prefix back to 0 (and every slot invalid) — only a pre-warm calls it;
 ///   - commit(): forward after a checked write of n tokens;
 ///   - rewind(slot): a slot back to the prefix length — the start of every request;
 ///   - rewind_onto(slot, shared, s): a slot back to the end of slot `s` of another buffer, the
 ///     shared sequence of a relay of activated adapters (relay/shared_sequence.hpp): the slot
-///     then reads that buffer's prefix and slot `s` (never writing them) before its own tail.
+///     then reads that buffer's prefix and slot `s` (never writing them) before its own tail;
+///   - fork(from, to): slot `to` becomes a copy of slot `from` (its tail's K/V, position and
+///     link): `n` choices of one request share its prefill this way.
 /// Every forward calls check_write() before its first write: the caller's expected position
 /// must equal the real one and the tokens must fit, or a baton::error is thrown and nothing
 /// is written. A slot reading a shared sequence is also checked against it: if the shared
 /// slot moved (an append, a rewind, a pre-warm) since rewind_onto, the write is refused.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/backend/backend.hpp"
@@ -155,6 +159,44 @@ class KvBuffer {
         Link{&shared, ss, at, shared.epochs_[static_cast<std::size_t>(ss)]};
     slot_pos_[s] = at;
     ++epochs_[static_cast<std::size_t>(s)];
+  }
+
+  /// Makes slot `to` a copy of slot `from`: the K/V of its tail's positions (the prefix is
+  /// shared already), its position and its shared-sequence link. Only the positions written so
+  /// far are copied, a run per head (or one run, for a layout that keeps heads together).
+  void fork(int from, int to) {
+    const int f = check_slot(KvTarget::in_slot(from));
+    const int t = check_slot(KvTarget::in_slot(to));
+    BATON_CHECK(f != t, usage_error, "KvBuffer: slot ", from, " cannot be forked onto itself");
+    BATON_CHECK(frozen_ && slot_pos_[f] != kNotStarted, usage_error, "KvBuffer: slot ", from,
+                " holds no request to fork");
+    const int used = slot_pos_[f] - tail_start(from);
+    if (used > 0) {
+      const std::size_t e = block_elems(shape_.tail_capacity);
+      // Each head's positions [0, used) as [begin, end) in a block, overlapping runs merged.
+      std::vector<std::pair<std::size_t, std::size_t>> runs;
+      for (int h = 0; h < kv_heads_; ++h) {
+        const std::size_t b = L::offset(h, 0, shape_.tail_capacity, kv_heads_);
+        runs.emplace_back(b, L::offset(h, used - 1, shape_.tail_capacity, kv_heads_) + L::head_dim);
+      }
+      std::sort(runs.begin(), runs.end());
+      std::vector<std::pair<std::size_t, std::size_t>> merged;
+      for (const auto& r : runs) {
+        if (!merged.empty() && r.first <= merged.back().second)
+          merged.back().second = std::max(merged.back().second, r.second);
+        else
+          merged.push_back(r);
+      }
+      // K then V of every layer: 2 * layers blocks of e elements per slot (tail_block).
+      const std::size_t from_base = static_cast<std::size_t>(f) * layers_ * 2 * e;
+      const std::size_t to_base = static_cast<std::size_t>(t) * layers_ * 2 * e;
+      for (std::size_t block = 0; block < 2 * static_cast<std::size_t>(layers_); ++block)
+        for (const auto& [b, end] : merged)
+          B::copy_within(tail_mem_, to_base + block * e + b, from_base + block * e + b, end - b);
+    }
+    slot_pos_[t] = slot_pos_[f];
+    links_[static_cast<std::size_t>(t)] = links_[static_cast<std::size_t>(f)];
+    ++epochs_[static_cast<std::size_t>(t)];
   }
 
   /// The write contract. Throws, before anything is written, unless a write of `n` tokens

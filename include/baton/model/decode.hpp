@@ -282,7 +282,12 @@ class Decoder {
     } else {
       row = mutable_logits();
     }
-    const std::int32_t id = sampler_.choose(row, state_.steps);
+    std::int32_t id = -1;
+    if constexpr (requires { &ops::sample_row; }) {
+      id = sampler_.choose(row, state_.steps, &ops::sample_row);  // the backend's passes
+    } else {
+      id = sampler_.choose(row, state_.steps);
+    }
     if (id < 0) [[unlikely]]
       fail_no_choice();
     if (opt_->sampling.logprobs) step_logprobs_ = sampler_.logprobs(row, id);

@@ -21,6 +21,7 @@
 #include "baton/backend/host.hpp"
 #include "baton/backend/host_attention.hpp"
 #include "baton/backend/host_parallel.hpp"
+#include "baton/backend/host_sample.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/io/lora_target.hpp"
 #include "baton/kernels/argmax.hpp"
@@ -223,8 +224,17 @@ struct BackendOps<host> {
   template <class Model, class Slice, class Cache>
   using batch_ops = HostForwardOps<Model, Slice, Cache>;
   using logits_view = std::span<const float>;
+  /// The exact argmax, on vectors where the CPU has AVX2 (backend/host_sample.hpp: the same id).
   static std::int32_t argmax(logits_view row) {
-    return kernels::argmax(row.data(), static_cast<int>(row.size()));
+    return host_simd::argmax(row.data(), static_cast<int>(row.size()));
+  }
+  /// kernels::sample_row with the passes over the row on vectors where the CPU has AVX2 (the
+  /// same token); the Decoder's sampler calls it (Sampler::RowSampler).
+  static std::int32_t sample_row(const float* row, int n, const kernels::SampleParams& p, double u,
+                                 const kernels::SampleScratch& scratch) {
+    return host_simd::cpu_supports(host_simd::Isa::avx2)
+               ? kernels::sample_row<host_simd::Avx2RowPasses>(row, n, p, u, scratch)
+               : kernels::sample_row(row, n, p, u, scratch);
   }
 };
 

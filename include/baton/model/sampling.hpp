@@ -31,6 +31,9 @@ struct SamplingOptions {                       // NOLINT: aggregate
   std::vector<kernels::BiasEntry> logit_bias;  ///< added to the logits first
   bool logprobs = false;                       ///< report each chosen token's log-probability
   int top_logprobs = 0;                        ///< and this many alternatives (0..20)
+  /// The penalties read the last N generated tokens (llama.cpp's repeat_last_n): -1 every one,
+  /// 0 none (the penalties are off).
+  int repeat_last_n = -1;
 
   /// Whether choosing is the plain argmax of the chain's logits (today's greedy path, which a
   /// device loop runs): temperature 0, nothing added to or subtracted from the logits, no
@@ -46,8 +49,8 @@ struct SamplingOptions {                       // NOLINT: aggregate
   }
   /// Whether a penalty reads the generated tokens.
   bool penalized() const {
-    return params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f ||
-           params.frequency_penalty != 0.0f;
+    return repeat_last_n != 0 && (params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f ||
+                                  params.frequency_penalty != 0.0f);
   }
 
   /// Throws usage_error naming the first field out of range (`where` prefixes the message,
@@ -69,6 +72,8 @@ struct SamplingOptions {                       // NOLINT: aggregate
       bad("presence_penalty", p.presence_penalty, "-2..2");
     if (!(p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f))
       bad("frequency_penalty", p.frequency_penalty, "-2..2");
+    if (repeat_last_n < -1)
+      bad("repeat_last_n", repeat_last_n, ">= -1; -1 reads every generated token, 0 none");
     if (top_logprobs < 0 || top_logprobs > kernels::kMaxTopLogprobs)
       bad("top_logprobs", top_logprobs, "0..20");
     for (const kernels::BiasEntry& b : logit_bias) {
@@ -104,16 +109,26 @@ class Sampler {
       scratch_.resize(static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
       bin_mass_.resize(kernels::kMassBins);
     }
-    if (options.penalized()) seen_.reserve(static_cast<std::size_t>(std::max(max_new, 0)));
+    if (options.penalized()) {
+      seen_.reserve(static_cast<std::size_t>(std::max(max_new, 0)));
+      if (options.repeat_last_n > 0)
+        window_.reserve(static_cast<std::size_t>(std::min(options.repeat_last_n, max_new)));
+    }
   }
 
   /// Whether choosing needs this sampler (else the plain argmax).
   bool active() const { return opt_ && !opt_->plain_greedy(); }
   const SamplingOptions* options() const { return opt_; }
 
+  /// How a row is sampled once logit_bias and the penalties are in: kernels::sample_row, or a
+  /// backend's version computing the same with faster passes (BackendOps<host>::sample_row).
+  using RowSampler = std::int32_t (*)(const float*, int, const kernels::SampleParams&, double,
+                                      const kernels::SampleScratch&);
+
   /// Step `step`'s choice from `row` (the chain's logits, rewritten in place by logit_bias and
-  /// the penalties); -1 when no token may be chosen.
-  std::int32_t choose(std::span<float> row, int step) {
+  /// the penalties) by `sample`; -1 when no token may be chosen.
+  std::int32_t choose(std::span<float> row, int step,
+                      RowSampler sample = &kernels::sample_row<kernels::RowPasses>) {
     const SamplingOptions& o = *opt_;
     kernels::apply_logit_bias(row.data(), o.logit_bias.data(),
                               static_cast<int>(o.logit_bias.size()));
@@ -122,8 +137,8 @@ class Sampler {
         o.params.temperature > 0.0f
             ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
             : 0.0;
-    return kernels::sample_row(row.data(), static_cast<int>(row.size()), o.params, u,
-                               {scratch_.data(), bin_mass_.data()});
+    return sample(row.data(), static_cast<int>(row.size()), o.params, u,
+                  {scratch_.data(), bin_mass_.data()});
   }
 
   /// The log-probabilities of `chosen` from `row` as choose() left it.
@@ -136,9 +151,21 @@ class Sampler {
   }
 
   /// Counts an accepted token for the penalties (generated tokens only: the prompt never
-  /// counts, docs/sampling.md says why). No allocation: room for max_new distinct ids.
+  /// counts, docs/sampling.md says why); with repeat_last_n N, the token accepted N before it
+  /// stops counting. No allocation: room for max_new distinct ids and the last N.
   void accepted(std::int32_t token) {
     if (!opt_ || !opt_->penalized()) return;
+    const int n = opt_->repeat_last_n;
+    if (n > 0) {
+      if (static_cast<int>(window_.size()) < n) {
+        window_.push_back(token);
+      } else {  // the window is full: its oldest token leaves it
+        std::int32_t& oldest = window_[static_cast<std::size_t>(window_at_)];
+        uncount(oldest);
+        oldest = token;
+        window_at_ = (window_at_ + 1) % n;
+      }
+    }
     for (kernels::SeenToken& s : seen_)
       if (s.id == token) {
         ++s.count;
@@ -148,10 +175,24 @@ class Sampler {
   }
 
  private:
+  /// One occurrence of `token` leaves the counts (a token no longer counted is not penalized).
+  void uncount(std::int32_t token) {
+    for (std::size_t k = 0; k < seen_.size(); ++k) {
+      if (seen_[k].id != token) continue;
+      if (--seen_[k].count == 0) {
+        seen_[k] = seen_.back();
+        seen_.pop_back();
+      }
+      return;
+    }
+  }
+
   const SamplingOptions* opt_ = nullptr;
   std::vector<kernels::Candidate> scratch_;
   std::vector<double> bin_mass_;
   std::vector<kernels::SeenToken> seen_;
+  std::vector<std::int32_t> window_;  ///< the last repeat_last_n accepted tokens (a ring)
+  int window_at_ = 0;                 ///< its oldest entry, once full
 };
 
 }  // namespace baton

@@ -5,8 +5,13 @@
 ///        SamplingOptions: the one reader, so every place spells the fields the same way.
 ///
 ///   {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.1,
-///    "presence_penalty": 0.5, "frequency_penalty": 0.5, "seed": 42,
+///    "presence_penalty": 0.5, "frequency_penalty": 0.5, "repeat_last_n": 64, "seed": 42,
+///    "stream": 4,
 ///    "logit_bias": {"198": -100}, "logprobs": true, "top_logprobs": 5}
+///
+/// "stream" picks the generator's stream (docs/sampling.md): by default a relay stage's is its
+/// index and a request's 0; choice i of a request with n choices draws from its streams shifted
+/// by i x S, so giving that stream replays one choice alone.
 ///
 /// Every field is optional (an absent one keeps `base`'s value). Types and ranges are checked
 /// here (config_error naming the field); token ids in logit_bias against the vocabulary when
@@ -36,7 +41,9 @@ SamplingOptions read_sampling(const Json& j, const std::string& where, SamplingO
                                              "repeat_penalty",
                                              "presence_penalty",
                                              "frequency_penalty",
+                                             "repeat_last_n",
                                              "seed",
+                                             "stream",
                                              "logit_bias",
                                              "logprobs",
                                              "top_logprobs"};
@@ -44,7 +51,8 @@ SamplingOptions read_sampling(const Json& j, const std::string& where, SamplingO
     for (const char* k : kKnown) known = known || it.key() == k;
     BATON_CHECK(known, config_error, where, ": unknown field '", detail::excerpt(it.key()),
                 "' (temperature, top_k, top_p, min_p, repeat_penalty, presence_penalty, "
-                "frequency_penalty, seed, logit_bias, logprobs, top_logprobs)");
+                "frequency_penalty, repeat_last_n, seed, stream, logit_bias, logprobs, "
+                "top_logprobs)");
   }
   const io::FieldReader<Json> f(j, where);
   auto& p = base.params;
@@ -58,13 +66,18 @@ SamplingOptions read_sampling(const Json& j, const std::string& where, SamplingO
   real("repeat_penalty", p.repeat_penalty);
   real("presence_penalty", p.presence_penalty);
   real("frequency_penalty", p.frequency_penalty);
-  if (const auto* s = f.get("seed")) {
+  // The generator's 64-bit words: any integer in [0, 2^64).
+  const auto word = [&](const char* key, std::uint64_t& out) {
+    const auto* s = f.get(key);
+    if (!s) return;
     BATON_CHECK(
         s->is_number_unsigned() || (s->is_number_integer() && s->template get<long long>() >= 0),
-        config_error, where, ": field 'seed' = ", io::detail::show(*s),
+        config_error, where, ": field '", key, "' = ", io::detail::show(*s),
         " is not an integer in [0, 2^64)");
-    base.seed = s->template get<std::uint64_t>();
-  }
+    out = s->template get<std::uint64_t>();
+  };
+  word("seed", base.seed);
+  word("stream", base.stream);
   if (const auto* b = f.get("logit_bias")) {
     BATON_CHECK(b->is_object(), config_error, where,
                 ": field 'logit_bias' must be an object {\"token id\": bias}");
@@ -86,6 +99,7 @@ SamplingOptions read_sampling(const Json& j, const std::string& where, SamplingO
           {static_cast<std::int32_t>(id), static_cast<float>(it->template get<double>())});
     }
   }
+  base.repeat_last_n = f.int_or("repeat_last_n", base.repeat_last_n);
   base.logprobs = f.bool_or("logprobs", base.logprobs);
   base.top_logprobs = f.int_or("top_logprobs", base.top_logprobs);
   if (base.top_logprobs > 0) base.logprobs = true;

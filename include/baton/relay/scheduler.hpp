@@ -15,6 +15,14 @@
 /// its slot is released, the pre-warmed prefixes are never written, and the other requests go
 /// on with the same results they would have had without it.
 ///
+/// Choices (submit_choices, a server's `n`): one request run n times, its first stage's prompt
+/// through the model once. The choices are n requests admitted together; the first prefills,
+/// and at the end of its prompt each other choice's slot becomes a copy of its slot
+/// (KvBuffer::fork) and takes the same logits row for its first step. From there each runs on its
+/// own, drawing from its own streams: choice i's are the request's shifted by i x S, S the stages
+/// it runs (1 for an only_stage request), so choice i is exactly the request submitted alone with
+/// that stream (docs/sampling.md).
+///
 /// A relay whose stages read a shared sequence (activated adapters: relay/shared_sequence.hpp)
 /// holds one of its slots per request, from admission to the end: the request's opening and each
 /// stage run's turn are appended there by base rows (no logits, no adapter) in the same batched
@@ -22,6 +30,7 @@
 /// that slot.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -99,6 +108,10 @@ class BatchedRelay {
  public:
   virtual ~BatchedRelay() = default;
   virtual Ticket submit(std::vector<std::int32_t> request, RequestOptions options) = 0;
+  /// `n` choices of one request, its first prompt computed once (see the file comment): their
+  /// tickets, choice i's at index i. The callbacks are each choice's, told apart by ticket.
+  virtual std::vector<Ticket> submit_choices(std::vector<std::int32_t> request,
+                                             RequestOptions options, int n) = 0;
   /// submit() with a token callback alone.
   Ticket submit(std::vector<std::int32_t> request, TokenCallback on_token = {}) {
     RequestOptions o;
@@ -175,6 +188,13 @@ class RelayScheduler final : public BatchedRelay {
   /// `options` name a stage that does not exist or ask what a stage cannot give (a negative
   /// max_new, sampling out of range, stop strings a stage cannot match), naming it.
   Ticket submit(std::vector<std::int32_t> request, RequestOptions options) override {
+    return submit_choices(std::move(request), std::move(options), 1).front();
+  }
+
+  /// submit() for `n` choices (1..slots of the stage they start on): usage_error beyond, or for
+  /// n > 1 on a relay with a shared sequence (each choice would need its own copy of it).
+  std::vector<Ticket> submit_choices(std::vector<std::int32_t> request, RequestOptions options,
+                                     int choices) override {
     const int n = static_cast<int>(stages_.size());
     BATON_CHECK(options.stage >= -1 && options.stage < n, usage_error,
                 "RelayScheduler: request options for stage ", options.stage, " (the relay has ", n,
@@ -194,21 +214,43 @@ class RelayScheduler final : public BatchedRelay {
     for (int i = 0; i < n; ++i)
       if (options.stage < 0 || options.stage == i)
         stages_[static_cast<std::size_t>(i)]->check_own(options.own);
-    BATON_CHECK(static_cast<int>(live_.size()) < opt_.max_queue, capacity_error,
+    const int first = options.only_stage >= 0 ? options.only_stage : 0;
+    const int first_slots = stages_[static_cast<std::size_t>(first)]->slots();
+    BATON_CHECK(choices >= 1 && choices <= first_slots, usage_error, "RelayScheduler: ", choices,
+                " choices of one request; its first stage '",
+                stages_[static_cast<std::size_t>(first)]->name(), "' runs at most ", first_slots,
+                " at once (its slots), and the choices start together");
+    BATON_CHECK(choices == 1 || shared_ == nullptr, usage_error, "RelayScheduler: ", choices,
+                " choices of one request on a relay whose stages read a shared sequence (each "
+                "choice would need its own copy of it): submit them one by one");
+    BATON_CHECK(static_cast<int>(live_.size()) + choices <= opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
                 " requests not yet finished); retry after some finish");
     BATON_CHECK(opt_.max_request_tokens <= 0 ||
                     static_cast<long long>(request.size()) <= opt_.max_request_tokens,
                 capacity_error, "RelayScheduler: request of ", request.size(),
                 " tokens exceeds max_request_tokens = ", opt_.max_request_tokens);
-    const Ticket t = next_ticket_++;
     const bool alone = options.only_stage >= 0;
-    auto r = std::make_unique<Request>(t, std::move(request),
-                                       alone ? 1 : static_cast<int>(stages_.size()),
-                                       alone ? one_run_ : relay_, std::move(options));
-    order_.push_back(r.get());
-    live_.emplace(t, std::move(r));
-    return t;
+    const int runs = alone ? 1 : n;
+    std::vector<Ticket> tickets;
+    Request* leader = nullptr;
+    for (int c = 0; c < choices; ++c) {
+      const Ticket t = next_ticket_++;
+      auto r = std::make_unique<Request>(t, c + 1 < choices ? request : std::move(request), runs,
+                                         alone ? one_run_ : relay_,
+                                         c + 1 < choices ? options : std::move(options));
+      r->stream_shift = static_cast<std::uint64_t>(c) * static_cast<std::uint64_t>(runs);
+      if (c == 0) {
+        leader = r.get();
+      } else {
+        r->fork_state = Fork::awaiting_admission;
+        leader->forks.push_back(t);
+      }
+      tickets.push_back(t);
+      order_.push_back(r.get());
+      live_.emplace(t, std::move(r));
+    }
+    return tickets;
   }
 
   /// Ends `ticket` at the next step: its rows leave the batch, its slot is freed, its result
@@ -271,6 +313,7 @@ class RelayScheduler final : public BatchedRelay {
     for (std::size_t stage = 0; stage < stages_.size(); ++stage) {
       for (Request* r : order_) {
         if (r->done || !r->session || r->stage != static_cast<int>(stage)) continue;
+        if (r->fork_state == Fork::awaiting_prompt) continue;  // its first choice prefills
         if (static_cast<int>(rows_.size()) >= opt_.max_rows) break;
         if (r->prefilled < static_cast<int>(r->input.size())) {
           const int left = static_cast<int>(r->input.size()) - r->prefilled;
@@ -339,6 +382,13 @@ class RelayScheduler final : public BatchedRelay {
   }
 
  private:
+  /// A later choice's part in its first choice's prefill.
+  enum class Fork {
+    none,                ///< runs on its own (a first choice, or after the fork)
+    awaiting_admission,  ///< its first choice admits it (into a slot of the same stage)
+    awaiting_prompt      ///< admitted; its slot is forked when the first choice's prompt is in
+  };
+
   struct Request {
     Request(Ticket t, std::vector<std::int32_t> req, int stages, const RelayOptions& relay,
             RequestOptions opt)
@@ -368,6 +418,11 @@ class RelayScheduler final : public BatchedRelay {
     StageRequest own;           ///< what the request asks of this stage run (its stream's)
     clock::time_point stage_t0;
     StageRun run;
+    // Choices (submit_choices): the first's later choices, until their slots are forked from
+    // its first prompt; a later choice's part in that; the shift of every stream it draws from.
+    std::vector<Ticket> forks;
+    Fork fork_state = Fork::none;
+    std::uint64_t stream_shift = 0;
   };
 
   /// Rows and tokens held back for decode rows while a step's prefill chunks are placed.
@@ -393,16 +448,42 @@ class RelayScheduler final : public BatchedRelay {
   }
 
   /// Gives each waiting request (in arrival order) a free slot of its next stage and its
-  /// input; a request whose input cannot fit the stage fails here, alone.
+  /// input; a request whose input cannot fit the stage fails here, alone. A request's choices
+  /// are admitted together, with its first; while they wait for enough free slots, nothing
+  /// after them takes a slot of that stage (they would wait for ever behind single requests).
   void admit() {
+    std::vector<bool> held(stages_.size(), false);
     for (Request* r : order_) {
-      if (r->done || r->session) continue;
+      if (r->done || r->session || r->fork_state == Fork::awaiting_admission) continue;
       if (shared_ && !admit_shared(r)) continue;
       const int i = r->options.only_stage >= 0 ? r->options.only_stage : r->cursor.stage();
-      if (free_[static_cast<std::size_t>(i)].empty()) continue;
-      StageT& st = *stages_[static_cast<std::size_t>(i)];
-      const int slot = free_[static_cast<std::size_t>(i)].back();
-      guard(r, [&] {
+      auto& free = free_[static_cast<std::size_t>(i)];
+      std::vector<Request*> forks;
+      for (const Ticket t : r->forks) {
+        const auto it = live_.find(t);
+        if (it != live_.end() && !it->second->done) forks.push_back(it->second.get());
+      }
+      if (held[static_cast<std::size_t>(i)] || free.size() < 1 + forks.size()) {
+        held[static_cast<std::size_t>(i)] = held[static_cast<std::size_t>(i)] || !forks.empty();
+        continue;
+      }
+      if (!open_run(r, i)) continue;  // fail() let its choices go on alone
+      for (Request* f : forks) {
+        if (!open_run(f, i)) continue;
+        f->fork_state = Fork::awaiting_prompt;
+      }
+      r->forks.clear();
+      for (Request* f : forks)
+        if (f->fork_state == Fork::awaiting_prompt) r->forks.push_back(f->ticket);
+    }
+  }
+
+  /// Opens `r`'s run of stage `i` on a free slot (there is one): its input assembled and
+  /// checked, its options, its session. False when that failed `r`.
+  bool open_run(Request* r, int i) {
+    StageT& st = *stages_[static_cast<std::size_t>(i)];
+    const int slot = free_[static_cast<std::size_t>(i)].back();
+    return guard(r, [&] {
         r->input = r->cursor.assemble(st.input_segments());
         // Checked whole here, so a message names the input's index, not a chunk's.
         const int vocab = st.model().config().vocab_size;
@@ -414,13 +495,14 @@ class RelayScheduler final : public BatchedRelay {
         r->adapter_from = st.activation_start(r->input, ss);
         // `i` is the stage that runs; the cursor's stage is its place in the request's relay
         // (0 for an only_stage run), which names its stream.
+        // Choice c shifts every stream by c x S (stream_shift).
         bool own = r->options.stage < 0 || r->options.stage == i;
         r->own = own ? r->options.own : StageRequest{};
         if (r->own.sampling) {
-          r->own.sampling->stream += static_cast<std::uint64_t>(r->cursor.stage());
+          r->own.sampling->stream += static_cast<std::uint64_t>(r->cursor.stage()) + r->stream_shift;
           r->own.sampling->run = static_cast<std::uint32_t>(r->cursor.cycle() - 1);
-        } else if (auto s = st.cycle_sampling(r->cursor.cycle())) {
-          r->own.sampling = std::move(s);  // the stage's own, drawing afresh in this cycle
+        } else if (auto s = st.cycle_sampling(r->cursor.cycle(), r->stream_shift)) {
+          r->own.sampling = std::move(s);  // the stage's own, afresh in this cycle or choice
           own = true;
         }
         r->session.emplace(
@@ -437,7 +519,6 @@ class RelayScheduler final : public BatchedRelay {
         r->run.input_tokens = static_cast<int>(r->input.size());
         ++events_;
       });
-    }
   }
 
   /// A relay with a shared sequence: whether `r` may start its next stage now. A new request
@@ -501,23 +582,63 @@ class RelayScheduler final : public BatchedRelay {
         ++events_;
         continue;
       }
-      auto& dec = r->session->decoder();
       if (r->prefilled < static_cast<int>(r->input.size())) {
         r->prefilled += r->chunk;
         if (r->prefilled < static_cast<int>(r->input.size())) continue;  // more chunks to go
-        dec.prefilled(r->start, static_cast<int>(r->input.size()), r->input.back(), row,
-                      r->adapter_from);
-        // The first token comes from the prompt's logits: its step needs no forward.
-        if (!guard(r, [&] { r->needs_forward = dec.done() ? false : dec.begin_step(); })) continue;
-        if (dec.done()) {
-          end_stage(r);
-          continue;
+        const std::vector<Request*> forks = fork_choices(r);
+        // The first step rewrites a host row in place (masks, penalties): each choice starts
+        // from the row as the forward left it.
+        if constexpr (!B::is_device)
+          if (!forks.empty()) pristine_.assign(row.begin(), row.end());
+        first_step(r, row);
+        for (Request* f : forks) {
+          if constexpr (!B::is_device)
+            std::copy(pristine_.begin(), pristine_.end(), const_cast<float*>(row.data()));
+          first_step(f, row);
         }
-      } else {
-        dec.forwarded(row);
+        continue;
       }
+      r->session->decoder().forwarded(row);
       finish_step(r);
     }
+  }
+
+  /// `r`'s prompt is in: its first step, from the prompt's last logits `row` (no forward).
+  template <class LogitsRow>
+  void first_step(Request* r, const LogitsRow& row) {
+    auto& dec = r->session->decoder();
+    dec.prefilled(r->start, static_cast<int>(r->input.size()), r->input.back(), row,
+                  r->adapter_from);
+    if (!guard(r, [&] { r->needs_forward = dec.done() ? false : dec.begin_step(); })) return;
+    if (dec.done()) {
+      end_stage(r);
+      return;
+    }
+    finish_step(r);
+  }
+
+  /// `r`'s prompt is in: the choices waiting for it get a copy of its slot (KvBuffer::fork) and
+  /// count their prompt as theirs. Returns them (each then takes its first step from r's row).
+  std::vector<Request*> fork_choices(Request* r) {
+    std::vector<Request*> forked;
+    for (const Ticket t : std::exchange(r->forks, {})) {
+      const auto it = live_.find(t);
+      if (it == live_.end()) continue;
+      Request* f = it->second.get();
+      if (f->done || f->fork_state != Fork::awaiting_prompt) continue;
+      f->fork_state = Fork::none;
+      // Admitted together to the same stage from the same input: anything else prefills alone.
+      if (f->stage != r->stage || f->input != r->input || f->start != r->start ||
+          f->adapter_from != r->adapter_from)
+        continue;
+      if (!guard(f, [&] {
+            stages_[static_cast<std::size_t>(r->stage)]->cache_for_batch().fork(r->slot, f->slot);
+          }))
+        continue;
+      f->prefilled = static_cast<int>(f->input.size());
+      forked.push_back(f);
+    }
+    return forked;
   }
 
   /// The second half of `r`'s step; ends the stage run when the generation is done.
@@ -574,6 +695,11 @@ class RelayScheduler final : public BatchedRelay {
 
   void fail(Request* r, std::string message) {
     if (r->done) return;
+    // Its later choices, waiting to be admitted with it or for its prompt, go on alone.
+    for (const Ticket t : std::exchange(r->forks, {})) {
+      const auto it = live_.find(t);
+      if (it != live_.end()) it->second->fork_state = Fork::none;
+    }
     if (r->session) {
       r->run.ms = std::chrono::duration<double, std::milli>(clock::now() - r->stage_t0).count();
       r->cursor.fail(std::move(r->run), std::move(message));
@@ -631,6 +757,7 @@ class RelayScheduler final : public BatchedRelay {
   std::vector<Request*> order_;  // live requests in arrival order
   std::map<Ticket, RelayResult> finished_;
   std::vector<Row> rows_;
+  std::vector<float> pristine_;  // a host row of logits, kept for a request's later choices
   Ticket next_ticket_ = 1;
   std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)
 };

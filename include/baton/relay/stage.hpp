@@ -302,13 +302,18 @@ class Stage final : public StageBase<typename Model::backend> {
     start_slot(slot, shared_slot < 0 ? slot : shared_slot);
     return make_session(slot, own);
   }
-  /// The sampling options of this stage's run in relay cycle `cycle` (1-based): its own, with
-  /// the run word cycle - 1 (docs/sampling.md), so a looping stage draws afresh each cycle.
-  /// None when it does not sample (greedy runs are the same in every cycle).
-  std::optional<SamplingOptions> cycle_sampling(int cycle) const {
-    if (cycle <= 1 || limits_.sampling.params.temperature <= 0.0f) return std::nullopt;
+  /// The sampling options of this stage's run in relay cycle `cycle` (1-based) for a request's
+  /// choice whose streams are shifted by `stream_shift` (0: its first choice): its own, with the
+  /// run word cycle - 1 and the stream shifted (docs/sampling.md), so a looping stage draws
+  /// afresh each cycle and each choice from its own stream. None when that is what the stage
+  /// does by itself: it does not sample (greedy runs are the same everywhere), or this is a first
+  /// choice's first cycle.
+  std::optional<SamplingOptions> cycle_sampling(int cycle, std::uint64_t stream_shift = 0) const {
+    if (limits_.sampling.params.temperature <= 0.0f || (cycle <= 1 && stream_shift == 0))
+      return std::nullopt;
     SamplingOptions s = limits_.sampling;
     s.run = static_cast<std::uint32_t>(cycle - 1);
+    s.stream += stream_shift;
     return s;
   }
   /// Gives the stage the token byte table a request's stop strings are matched with (a
