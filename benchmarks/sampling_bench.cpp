@@ -14,15 +14,15 @@
 ///
 /// Sampling: the host decode loop's own Sampler (model/sampling.hpp) on logits rows, with the
 /// host's passes over the row (vectors where the CPU has AVX2) and, beside them in the same run,
-/// the scalar passes every loop shares; timed per row; a batch of 16 is 16 rows one after another, as the scheduler's stepping thread samples
-/// them. The rows are the model's own logits at 32k and, at 152k, the same rows tiled to 151,936
-/// ids with a small per-copy shift (so the kept sets grow with the vocabulary as a real one
-/// would, not stay at 32k's); and all of them times 4 (peaked, as a trained model's are: the
-/// random model's are flat). Configurations: greedy (the argmax), OpenAI's usual
-/// temperature + top_p, llama.cpp's defaults (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05,
-/// repeat_penalty 1.1 over 32 generated ids), top_p alone at temperature 1.0 (the widest kept
-/// set), and the same with logprobs (top 5). Each figure is the median over --draws calls (the
-/// row restored before each, outside the timing).
+/// the scalar passes every loop shares; timed per row; a batch of 16 is 16 rows one after another,
+/// as the scheduler's stepping thread samples them. The rows are the model's own logits at 32k and,
+/// at 152k, the same rows tiled to 151,936 ids with a small per-copy shift (so the kept sets grow
+/// with the vocabulary as a real one would, not stay at 32k's); and all of them times 4 (peaked, as
+/// a trained model's are: the random model's are flat). Configurations: greedy (the argmax),
+/// OpenAI's usual temperature + top_p, llama.cpp's defaults (temperature 0.8, top_k 40, top_p 0.95,
+/// min_p 0.05, repeat_penalty 1.1 over 32 generated ids), top_p alone at temperature 1.0 (the
+/// widest kept set), and the same with logprobs (top 5). Each figure is the median over --draws
+/// calls (the row restored before each, outside the timing).
 ///
 /// Output: JSON with the CPU's flags, the decode step's ms, every configuration's µs per token
 /// and its share of the step, alone and at 16 rows.

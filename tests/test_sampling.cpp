@@ -300,7 +300,7 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
   // backend/host_sample.hpp against kernels::RowPasses: the argmax, every field of the kept set
   // and its list, and the token drawn, on rows with masks, ties, signed zeros, peaks, NaN and
   // +Inf, at lengths around the vector width.
-  if (!host_simd::cpu_supports(host_simd::Isa::avx2)) {
+  if (!host_simd::sample_passes_on_avx2()) {
     test::not_run("test_sampling: the AVX2 sampling passes", "this CPU lacks AVX2");
     return;
   }
@@ -313,12 +313,12 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
       std::vector<float> row(static_cast<std::size_t>(n));
       for (int i = 0; i < n; ++i) {
         float l = gauss(rng) * 2.0f;
-        if (shape == 1) l = std::round(l);                     // ties
-        if (shape == 2) l = (i % 3 == 0) ? -0.0f : 0.0f;       // signed zeros, all tied
-        if (shape == 3 && i % 5 != 1) l = -INFINITY;           // mostly masked
-        if (shape == 4) l = -INFINITY;                         // all masked
-        if (shape == 5 && i == n / 2) l = NAN;                 // a NaN
-        if (shape == 6 && i == (n * 2) / 3) l = INFINITY;      // +Inf
+        if (shape == 1) l = std::round(l);                 // ties
+        if (shape == 2) l = (i % 3 == 0) ? -0.0f : 0.0f;   // signed zeros, all tied
+        if (shape == 3 && i % 5 != 1) l = -INFINITY;       // mostly masked
+        if (shape == 4) l = -INFINITY;                     // all masked
+        if (shape == 5 && i == n / 2) l = NAN;             // a NaN
+        if (shape == 6 && i == (n * 2) / 3) l = INFINITY;  // +Inf
         row[static_cast<std::size_t>(i)] = l;
       }
       CAPTURE(n);

@@ -67,7 +67,8 @@ TEST_CASE("relay JSON: a stage's \"sampling\" object") {
   CHECK(parse(with_sampling({{"logprobs", true}}, true)).stages[1].sampling.logprobs);
   // "stream" replaces the index; "repeat_last_n" windows the penalties (-1 by default).
   CHECK(o.repeat_last_n == -1);
-  const RelaySpec named = parse(with_sampling({{"temperature", 1}, {"stream", 7}, {"repeat_last_n", 64}}));
+  const RelaySpec named =
+      parse(with_sampling({{"temperature", 1}, {"stream", 7}, {"repeat_last_n", 64}}));
   CHECK(named.stages[1].sampling.stream == 7);
   CHECK(named.stages[1].sampling.repeat_last_n == 64);
 }

@@ -107,9 +107,9 @@ int replay(const Run& run, const SamplingOptions& o, const std::vector<bool>& al
     // What the penalties read: the generated ids before step s, the last repeat_last_n of them
     // (all for -1, none for 0), counted afresh.
     std::vector<kernels::SeenToken> seen;
-    const std::size_t window = o.repeat_last_n < 0 ? s
-                                                   : std::min<std::size_t>(
-                                                         s, static_cast<std::size_t>(o.repeat_last_n));
+    const std::size_t window =
+        o.repeat_last_n < 0 ? s
+                            : std::min<std::size_t>(s, static_cast<std::size_t>(o.repeat_last_n));
     for (std::size_t t = s - window; t < s; ++t) {
       bool found = false;
       for (auto& e : seen)
@@ -264,7 +264,8 @@ TEST_CASE("repeat_last_n: the penalties read only the last N generated tokens") 
   // 0 turns the penalties off: the plain greedy ids.
   DecodeOptions off = all;
   off.sampling.repeat_last_n = 0;
-  CHECK(decode(model, prompt, off).result.ids == decode(model, prompt, DecodeOptions{16, {}}).result.ids);
+  CHECK(decode(model, prompt, off).result.ids ==
+        decode(model, prompt, DecodeOptions{16, {}}).result.ids);
   // Sampled, every transform, a window of 3.
   for (std::uint64_t seed : {11ull, 12ull, 13ull}) {
     CAPTURE(seed);
@@ -368,8 +369,8 @@ TEST_CASE("scheduler: n choices share one prefill, and choice i is the request o
                                    {test::scheduler_ids(20, 4), 0, 5}};
   std::vector<std::vector<Ticket>> tickets;
   for (std::size_t k = 0; k < cases.size(); ++k)
-    tickets.push_back(many.submit_choices(cases[k].ids, options(50 + k, cases[k].only_stage),
-                                          cases[k].n));
+    tickets.push_back(
+        many.submit_choices(cases[k].ids, options(50 + k, cases[k].only_stage), cases[k].n));
   int prefill_rows = 0;
   while (!many.idle()) prefill_rows += many.step().prefill_rows;
   int runs = 0, forked = 0;

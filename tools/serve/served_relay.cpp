@@ -133,8 +133,8 @@ RequestOptions ServedRelay::job_callbacks(bool logprobs) {
 }
 
 std::vector<std::shared_ptr<Job>> ServedRelay::submit(std::vector<std::int32_t> ids,
-                                                      StageRequest own,
-                                                      const std::string& adapter, int n) {
+                                                      StageRequest own, const std::string& adapter,
+                                                      int n) {
   BATON_CHECK(n >= 1 && n <= limits_.concurrency, usage_error, label(), ": ", n,
               " choices; it runs at most ", limits_.concurrency, " at once (--concurrency)");
   std::vector<std::shared_ptr<Job>> jobs;
@@ -153,8 +153,7 @@ std::vector<std::shared_ptr<Job>> ServedRelay::submit(std::vector<std::int32_t> 
     for (; acquired > 0; --acquired) table->release(adapter);
   };
   if (!adapter.empty()) {
-    for (; table && acquired < n && table->acquire(adapter); ++acquired) {
-    }
+    while (table && acquired < n && table->acquire(adapter)) ++acquired;
     if (acquired < n) {
       if (table) release();
       throw ApiError{404, "invalid_request_error",

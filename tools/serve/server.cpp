@@ -441,8 +441,7 @@ void Server::answer_now(const ApiRequest& r, ServedRelay& relay,
     if (result.verdict == Verdict::error && failed.empty()) failed = result.error;
     if (failed.empty()) answers.push_back(answer_of(r, relay, result, prompt_tokens));
   }
-  if (!failed.empty())
-    throw server_error(500, relay.label() + " failed: " + failed, "relay_error");
+  if (!failed.empty()) throw server_error(500, relay.label() + " failed: " + failed, "relay_error");
   res.body = dump(
       response_body(r, next_id(r.endpoint), static_cast<long long>(std::time(nullptr)), answers));
   long long completion = 0, generated = 0;
@@ -473,9 +472,9 @@ struct StreamState {
   int prompt_tokens = 0;
   clock::time_point t0;
   std::vector<ChoiceStream> choices;
-  bool began = false;     ///< the first chunks (the chat role) are out
-  bool finished = false;  ///< [DONE] is out
-  double ttft = -1;       ///< seconds to the first answer text sent
+  bool began = false;      ///< the first chunks (the chat role) are out
+  bool finished = false;   ///< [DONE] is out
+  double ttft = -1;        ///< seconds to the first answer text sent
   clock::time_point news;  ///< when a job last changed (a comment line follows kStreamPoll of none)
 };
 
@@ -535,16 +534,16 @@ void Server::answer_streamed(const ApiRequest& r, ServedRelay& relay,
     }
     // One choice's stream waits on its job; several poll theirs in turn.
     const bool news =
-        first || stream_news(*st, st->choices.size() == 1 ? kStreamPoll
-                                                          : std::chrono::milliseconds(10));
+        first ||
+        stream_news(*st, st->choices.size() == 1 ? kStreamPoll : std::chrono::milliseconds(10));
     if (news) st->news = clock::now();
     const bool idle = !news && clock::now() - st->news >= kStreamPoll;
     std::string failed;
     for (std::size_t i = 0; i < st->choices.size() && failed.empty(); ++i)
       if (!st->choices[i].finished) out += stream_choice(*st, static_cast<int>(i), relay, &failed);
     if (!failed.empty()) {
-      out += sse(
-          error_body(server_error(500, relay.label() + " failed: " + failed, "relay_error")));
+      out +=
+          sse(error_body(server_error(500, relay.label() + " failed: " + failed, "relay_error")));
       out += "data: [DONE]\n\n";
       st->finished = true;
     } else if (std::all_of(st->choices.begin(), st->choices.end(),
@@ -631,9 +630,8 @@ std::string Server::stream_choice(StreamState& st, int index, const ServedRelay&
   // A relay without a tokenizer streams its answer's ids (in the extension), text empty.
   if (ids.size() > ch.sent_ids && ids.size() > 0) {
     nlohmann::json c = chunk_body(st.request, st.id, st.created, "", nullptr, index);
-    c["baton"] = {
-        {"ids", std::vector<std::int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(ch.sent_ids),
-                                          ids.end())}};
+    c["baton"] = {{"ids", std::vector<std::int32_t>(
+                              ids.begin() + static_cast<std::ptrdiff_t>(ch.sent_ids), ids.end())}};
     out += sse(c);
     ch.sent_ids = ids.size();
     if (st.ttft < 0) st.ttft = seconds_since(st.t0);
@@ -672,8 +670,7 @@ std::string Server::stream_choice(StreamState& st, int index, const ServedRelay&
   }
   if (result) {
     const Answer& a = ch.answer;
-    nlohmann::json last =
-        chunk_body(st.request, st.id, st.created, "", &a.finish_reason, index);
+    nlohmann::json last = chunk_body(st.request, st.id, st.created, "", &a.finish_reason, index);
     // Entries not sent with text yet (tokens that spell nothing, or past a stop string).
     if (want_lp && ch.sent_lp < lps.size()) last["choices"][0]["logprobs"] = take_lp(0, true);
     last["baton"] = a.baton;

@@ -208,8 +208,8 @@ struct cuda {
     if (n == 0) return;
     BATON_CUDA_CHECK(cudaDeviceSynchronize());
     T* base = b.data().get();
-    BATON_CUDA_CHECK(cudaMemcpyAsync(base + dst, base + src, n * sizeof(T),
-                                     cudaMemcpyDeviceToDevice, nullptr));
+    BATON_CUDA_CHECK(
+        cudaMemcpyAsync(base + dst, base + src, n * sizeof(T), cudaMemcpyDeviceToDevice, nullptr));
     detail::host_wait(nullptr, nullptr);
   }
 };

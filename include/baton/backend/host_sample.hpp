@@ -25,14 +25,14 @@ namespace detail {
 
 /// RowPasses::block on AVX2.
 __attribute__((target("avx2"))) inline kernels::BlockScan avx2_block(const float* row, int begin,
-                                                                      int end) {
+                                                                     int end) {
   const __m256 inf = _mm256_set1_ps(INFINITY), neg_inf = _mm256_set1_ps(-INFINITY);
   __m256 mx = neg_inf, bad = _mm256_setzero_ps();
   int finite = 0, i = begin;
   for (; i + 8 <= end; i += 8) {
     const __m256 v = _mm256_loadu_ps(row + i);
-    bad = _mm256_or_ps(bad, _mm256_or_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q),
-                                         _mm256_cmp_ps(v, inf, _CMP_EQ_OQ)));
+    bad = _mm256_or_ps(
+        bad, _mm256_or_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), _mm256_cmp_ps(v, inf, _CMP_EQ_OQ)));
     finite += __builtin_popcount(
         static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, neg_inf, _CMP_NEQ_UQ))));
     mx = _mm256_max_ps(mx, v);  // NaN lanes are flagged in `bad`, which discards the result
@@ -49,9 +49,9 @@ __attribute__((target("avx2"))) inline kernels::BlockScan avx2_block(const float
 
 /// RowPasses::list_at_least on AVX2: the bound is tested eight entries at a time; the weights
 /// of the entries that pass are computed one by one with the same expf.
-__attribute__((target("avx2"))) inline int avx2_list_at_least(const float* row, int begin,
-                                                              int end, float t, float floor_z,
-                                                              float m, float floor_w,
+__attribute__((target("avx2"))) inline int avx2_list_at_least(const float* row, int begin, int end,
+                                                              float t, float floor_z, float m,
+                                                              float floor_w,
                                                               kernels::Candidate* list) {
   const __m256 tv = _mm256_set1_ps(t), fz = _mm256_set1_ps(floor_z),
                neg_inf = _mm256_set1_ps(-INFINITY);
@@ -108,7 +108,18 @@ __attribute__((target("avx2"))) inline std::int32_t avx2_argmax(const float* row
 }  // namespace detail
 #endif
 
-/// kernels::RowPasses on AVX2 (same results; the caller checked cpu_supports(Isa::avx2)).
+/// Whether this CPU runs Avx2RowPasses. Asked once per token and row, so it reads libgcc's
+/// feature word only: cpu_supports(Isa::avx2) also asks CPUID for F16C, which these passes do not
+/// use and which a virtual machine answers by trapping to the hypervisor.
+inline bool sample_passes_on_avx2() {
+#if BATON_HOST_SIMD_X86
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+/// kernels::RowPasses on AVX2 (same results; the caller checked sample_passes_on_avx2()).
 struct Avx2RowPasses {
 #if BATON_HOST_SIMD_X86
   static kernels::BlockScan block(const float* row, int begin, int end) {
@@ -133,7 +144,7 @@ struct Avx2RowPasses {
 
 /// The argmax of a host row: the vector pass where the CPU has AVX2, else the scalar one.
 inline std::int32_t argmax(const float* row, int n) {
-  return cpu_supports(Isa::avx2) ? Avx2RowPasses::argmax(row, n) : kernels::argmax(row, n);
+  return sample_passes_on_avx2() ? Avx2RowPasses::argmax(row, n) : kernels::argmax(row, n);
 }
 
 }  // namespace baton::host_simd

@@ -232,7 +232,7 @@ struct BackendOps<host> {
   /// same token); the Decoder's sampler calls it (Sampler::RowSampler).
   static std::int32_t sample_row(const float* row, int n, const kernels::SampleParams& p, double u,
                                  const kernels::SampleScratch& scratch) {
-    return host_simd::cpu_supports(host_simd::Isa::avx2)
+    return host_simd::sample_passes_on_avx2()
                ? kernels::sample_row<host_simd::Avx2RowPasses>(row, n, p, u, scratch)
                : kernels::sample_row(row, n, p, u, scratch);
   }

@@ -49,8 +49,9 @@ struct SamplingOptions {                       // NOLINT: aggregate
   }
   /// Whether a penalty reads the generated tokens.
   bool penalized() const {
-    return repeat_last_n != 0 && (params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f ||
-                                  params.frequency_penalty != 0.0f);
+    return repeat_last_n != 0 &&
+           (params.repeat_penalty != 1.0f || params.presence_penalty != 0.0f ||
+            params.frequency_penalty != 0.0f);
   }
 
   /// Throws usage_error naming the first field out of range (`where` prefixes the message,

@@ -576,8 +576,8 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     // The stage's stream is its index unless its "sampling" names one.
     SamplingOptions by_index;
     by_index.stream = static_cast<std::uint64_t>(i);
-    st.sampling = sf.has("sampling") ? read_sampling(s["sampling"], where + ".sampling", by_index)
-                                     : by_index;
+    st.sampling =
+        sf.has("sampling") ? read_sampling(s["sampling"], where + ".sampling", by_index) : by_index;
     st.exact = sf.bool_or("exact", false);
     BATON_CHECK(!st.exact || !st.sampling.alters_choice(), config_error, where,
                 ": an exact stage (\"exact\": true) must choose by argmax: its \"sampling\" may "

@@ -452,7 +452,7 @@ class RelayScheduler final : public BatchedRelay {
   /// are admitted together, with its first; while they wait for enough free slots, nothing
   /// after them takes a slot of that stage (they would wait for ever behind single requests).
   void admit() {
-    std::vector<bool> held(stages_.size(), false);
+    held_.assign(stages_.size(), 0);  // sized once: a step allocates nothing here
     for (Request* r : order_) {
       if (r->done || r->session || r->fork_state == Fork::awaiting_admission) continue;
       if (shared_ && !admit_shared(r)) continue;
@@ -463,8 +463,9 @@ class RelayScheduler final : public BatchedRelay {
         const auto it = live_.find(t);
         if (it != live_.end() && !it->second->done) forks.push_back(it->second.get());
       }
-      if (held[static_cast<std::size_t>(i)] || free.size() < 1 + forks.size()) {
-        held[static_cast<std::size_t>(i)] = held[static_cast<std::size_t>(i)] || !forks.empty();
+      char& held = held_[static_cast<std::size_t>(i)];
+      if (held || free.size() < 1 + forks.size()) {
+        held = held || !forks.empty();
         continue;
       }
       if (!open_run(r, i)) continue;  // fail() let its choices go on alone
@@ -484,41 +485,41 @@ class RelayScheduler final : public BatchedRelay {
     StageT& st = *stages_[static_cast<std::size_t>(i)];
     const int slot = free_[static_cast<std::size_t>(i)].back();
     return guard(r, [&] {
-        r->input = r->cursor.assemble(st.input_segments());
-        // Checked whole here, so a message names the input's index, not a chunk's.
-        const int vocab = st.model().config().vocab_size;
-        for (std::size_t k = 0; k < r->input.size(); ++k)
-          BATON_CHECK(r->input[k] >= 0 && r->input[k] < vocab, usage_error, "stage '", st.name(),
-                      "': token id ", r->input[k], " at index ", k,
-                      " is outside the vocabulary [0, ", vocab, ")");
-        const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
-        r->adapter_from = st.activation_start(r->input, ss);
-        // `i` is the stage that runs; the cursor's stage is its place in the request's relay
-        // (0 for an only_stage run), which names its stream.
-        // Choice c shifts every stream by c x S (stream_shift).
-        bool own = r->options.stage < 0 || r->options.stage == i;
-        r->own = own ? r->options.own : StageRequest{};
-        if (r->own.sampling) {
-          r->own.sampling->stream += static_cast<std::uint64_t>(r->cursor.stage()) + r->stream_shift;
-          r->own.sampling->run = static_cast<std::uint32_t>(r->cursor.cycle() - 1);
-        } else if (auto s = st.cycle_sampling(r->cursor.cycle(), r->stream_shift)) {
-          r->own.sampling = std::move(s);  // the stage's own, afresh in this cycle or choice
-          own = true;
-        }
-        r->session.emplace(
-            st.open(static_cast<long long>(r->input.size()), slot, ss, own ? &r->own : nullptr));
-        free_[static_cast<std::size_t>(i)].pop_back();
-        r->stage = i;
-        r->slot = slot;
-        r->start = st.cache().position(KvTarget::in_slot(slot));
-        r->prefilled = 0;
-        r->seen = 0;
-        r->stage_t0 = clock::now();
-        r->run = StageRun{};
-        r->run.name = st.name();
-        r->run.input_tokens = static_cast<int>(r->input.size());
-        ++events_;
-      });
+      r->input = r->cursor.assemble(st.input_segments());
+      // Checked whole here, so a message names the input's index, not a chunk's.
+      const int vocab = st.model().config().vocab_size;
+      for (std::size_t k = 0; k < r->input.size(); ++k)
+        BATON_CHECK(r->input[k] >= 0 && r->input[k] < vocab, usage_error, "stage '", st.name(),
+                    "': token id ", r->input[k], " at index ", k, " is outside the vocabulary [0, ",
+                    vocab, ")");
+      const int ss = r->shared_slot < 0 ? slot : r->shared_slot;
+      r->adapter_from = st.activation_start(r->input, ss);
+      // `i` is the stage that runs; the cursor's stage is its place in the request's relay
+      // (0 for an only_stage run), which names its stream.
+      // Choice c shifts every stream by c x S (stream_shift).
+      bool own = r->options.stage < 0 || r->options.stage == i;
+      r->own = own ? r->options.own : StageRequest{};
+      if (r->own.sampling) {
+        r->own.sampling->stream += static_cast<std::uint64_t>(r->cursor.stage()) + r->stream_shift;
+        r->own.sampling->run = static_cast<std::uint32_t>(r->cursor.cycle() - 1);
+      } else if (auto s = st.cycle_sampling(r->cursor.cycle(), r->stream_shift)) {
+        r->own.sampling = std::move(s);  // the stage's own, afresh in this cycle or choice
+        own = true;
+      }
+      r->session.emplace(
+          st.open(static_cast<long long>(r->input.size()), slot, ss, own ? &r->own : nullptr));
+      free_[static_cast<std::size_t>(i)].pop_back();
+      r->stage = i;
+      r->slot = slot;
+      r->start = st.cache().position(KvTarget::in_slot(slot));
+      r->prefilled = 0;
+      r->seen = 0;
+      r->stage_t0 = clock::now();
+      r->run = StageRun{};
+      r->run.name = st.name();
+      r->run.input_tokens = static_cast<int>(r->input.size());
+      ++events_;
+    });
   }
 
   /// A relay with a shared sequence: whether `r` may start its next stage now. A new request
@@ -758,6 +759,7 @@ class RelayScheduler final : public BatchedRelay {
   std::map<Ticket, RelayResult> finished_;
   std::vector<Row> rows_;
   std::vector<float> pristine_;  // a host row of logits, kept for a request's later choices
+  std::vector<char> held_;       // admit(): stages whose free slots a request's choices wait for
   Ticket next_ticket_ = 1;
   std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)
 };
