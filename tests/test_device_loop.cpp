@@ -9,6 +9,8 @@
 // at run time on the host grid (device deny set; a traced stage on the stepped loop).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -56,6 +58,17 @@ struct Rig {
     CHECK(d.device_loop_applies() ==
           Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>>::has_device_loop);
     d.run();
+    return d.take_result();
+  }
+  /// The same request through the stepped loop (Decoder::step), whatever the backend.
+  DecodeResult decode_stepped(const std::vector<std::int32_t>& input, const DecodeOptions& opt,
+                              int slot = 0) {
+    cache.rewind(slot);
+    Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>> d(model, slice, cache, ws,
+                                                                  KvTarget::in_slot(slot), opt);
+    d.prefill(input, cache.prefix_length());
+    while (d.step()) {
+    }
     return d.take_result();
   }
   /// The K and V elements of every layer's prefix, to check it is never written.
@@ -161,6 +174,108 @@ TEST_CASE("device loop on the host grid: a chain of device interceptors = the ho
   CHECK(gr.host_waits == 1);
   const DecodeResult gm = run(g, deny, "\x01");
   CHECK(gm.ids == masked.ids);
+}
+
+TEST_CASE("device loop on the host grid samples as the host Decoder: ids and logprobs bit for bit") {
+  const RelayFixture fx("device_loop_sampled");
+  Rig<host> h(fx, 2);
+  Rig<host_grid> g(fx, 2);
+  const DecodeResult greedy = h.decode(kRequest, {16, {}});
+  const auto sampled = [](kernels::SampleParams p, std::uint64_t seed, int top_logprobs = -1) {
+    DecodeOptions o{16, {}};
+    o.sampling.params = p;
+    o.sampling.seed = seed;
+    o.sampling.stream = 3;
+    o.sampling.run = 1;
+    o.sampling.logprobs = top_logprobs >= 0;
+    o.sampling.top_logprobs = std::max(top_logprobs, 0);
+    return o;
+  };
+  std::vector<DecodeOptions> cases;
+  cases.push_back(sampled({.temperature = 0.9f, .top_k = 8}, 7));
+  cases.push_back(sampled({.temperature = 1.3f, .top_p = 0.8f, .min_p = 0.05f}, 11, 3));
+  cases.push_back(sampled({.temperature = 1.0f,
+                           .repeat_penalty = 1.3f,
+                           .presence_penalty = 0.5f,
+                           .frequency_penalty = 0.4f},
+                          5, 5));
+  cases.back().sampling.repeat_last_n = 3;
+  cases.push_back(sampled({.temperature = 2.0f, .top_p = 0.95f}, 99));
+  cases.push_back(sampled({}, 0, 0));  // greedy with log-probabilities and a bias
+  cases.back().sampling.logit_bias = {{greedy.ids[0], -100.0f}, {greedy.ids[2], 3.0f}};
+  int differs_from_greedy = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    CAPTURE(k);
+    const DecodeResult hr = h.decode(kRequest, cases[k]);
+    // A stop id from the run itself ends both at the same step.
+    DecodeOptions stopping = cases[k];
+    stopping.stop_ids = {hr.ids[6]};
+    for (const DecodeOptions& opt : {cases[k], stopping}) {
+      // The host grid's stepped loop (the host Sampler over the grid's logits) is the bitwise
+      // reference; the host backend's logits differ in their last bits (other products), so
+      // against it the ids are equal and the log-probabilities close.
+      const DecodeResult host_run = h.decode(kRequest, opt, 1);
+      const DecodeResult want = g.decode_stepped(kRequest, opt, 1);
+      const DecodeResult got = g.decode(kRequest, opt, 1);  // checks device_loop_applies()
+      check_same(got, want);
+      CHECK(got.ids == host_run.ids);
+      REQUIRE(host_run.logprobs.size() == got.logprobs.size());
+      for (std::size_t i = 0; i < got.logprobs.size(); ++i)
+        CHECK(got.logprobs[i].logprob == doctest::Approx(host_run.logprobs[i].logprob).epsilon(1e-4));
+      REQUIRE(got.logprobs.size() == want.logprobs.size());
+      for (std::size_t i = 0; i < want.logprobs.size(); ++i) {
+        CHECK(got.logprobs[i].id == want.logprobs[i].id);
+        CHECK(std::bit_cast<std::uint32_t>(got.logprobs[i].logprob) ==
+              std::bit_cast<std::uint32_t>(want.logprobs[i].logprob));
+        REQUIRE(got.logprobs[i].n_top == want.logprobs[i].n_top);
+        for (int t = 0; t < want.logprobs[i].n_top; ++t) {
+          CHECK(got.logprobs[i].top[t].id == want.logprobs[i].top[t].id);
+          CHECK(std::bit_cast<std::uint32_t>(got.logprobs[i].top[t].logprob) ==
+                std::bit_cast<std::uint32_t>(want.logprobs[i].top[t].logprob));
+        }
+      }
+    }
+    CHECK(hr.logprobs.size() == (cases[k].sampling.logprobs ? hr.ids.size() : 0));
+    differs_from_greedy += hr.ids != greedy.ids;
+  }
+  CHECK(differs_from_greedy == static_cast<int>(cases.size()));  // every case changed the run
+  // A chain that masks on the device (TransformRowKernel) under sampling: the denied tokens
+  // never come, and the grid equals the host.
+  const auto masked = [&]<class B>(Rig<B>& rig, const std::vector<std::int32_t>& deny) {
+    using C = Chain<TokenSet<B>>;
+    const C chain(TokenSet<B>(TokenSetMode::deny, deny, 64));
+    RequestState<C, B> request;
+    auto& branch = request.open(chain, "reason", "reason", 16);
+    const DecodeOptions& opt = cases[1];
+    rig.cache.rewind(0);
+    Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>, C> d(
+        rig.model, rig.slice, rig.cache, rig.ws, KvTarget::in_slot(0), opt, chain, branch,
+        "reason");
+    d.prefill(kRequest, rig.cache.prefix_length());
+    CHECK(d.device_loop_applies() == std::is_same_v<B, host_grid>);
+    d.run();
+    return d.take_result();
+  };
+  const DecodeResult free_run = h.decode(kRequest, cases[1]);
+  const std::vector<std::int32_t> deny(free_run.ids.begin(), free_run.ids.begin() + 4);
+  const DecodeResult hm = masked(h, deny);
+  for (const std::int32_t id : hm.ids) CHECK(std::find(deny.begin(), deny.end(), id) == deny.end());
+  const DecodeResult gm = masked(g, deny);
+  CHECK(gm.ids == hm.ids);
+  CHECK(gm.host_waits == 1);
+  CHECK(gm.forwards == hm.forwards);
+  // More logit_bias entries than the device step carries: the stepped loop, same ids.
+  DecodeOptions wide = cases[0];
+  for (int k = 0; k <= kernels::kMaxDeviceBias; ++k) wide.sampling.logit_bias.push_back({k % 64, 0.25f});
+  CHECK_FALSE(device_loop_samples(wide.sampling, 0));
+  using GridDec = Decoder<BaseModel<host_grid, f32>, LoraSlice<8, host_grid>, KvBuffer<L, host_grid>>;
+  g.cache.rewind(0);
+  GridDec d(g.model, g.slice, g.cache, g.ws, KvTarget::in_slot(0), wide);
+  d.prefill(kRequest, g.cache.prefix_length());
+  CHECK_FALSE(d.device_loop_applies());
+  d.run();
+  CHECK(d.result().ids == h.decode(kRequest, wide).ids);
+  CHECK(d.result().host_waits == 0);
 }
 
 TEST_CASE("device loop: a forced write-position mismatch is a position_error, prefix intact") {

@@ -6,7 +6,8 @@
 // split the attention differently (the rows share the partials scratch one after another), slots
 // and positions, prefill chunks and decode tokens in one batch, on golden model qwen-c (GQA 8/2).
 // Then the scheduler on the host grid: requests batched through it equal each request run alone
-// through the host grid's sequential relay.
+// through the host grid's sequential relay, their greedy rows chosen together on the device
+// (at most one wait per step).
 //
 // Mutation checks (2026-12-03), each alone, this program rebuilt:
 //   RoPE/append with the first row's descriptor for every row      -> the mixed-batch case fails
@@ -151,6 +152,7 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
   std::map<Ticket, std::size_t> which;
   std::size_t next = 0;
   int steps = 0, most_rows = 0;
+  const long waits_before = sched.workspace().extras.context().host_waits();
   while (next < requests.size() || !sched.idle()) {
     for (unsigned a = rng() % 3; a > 0 && next < requests.size(); --a, ++next)
       which[sched.submit(requests[next])] = next;
@@ -158,11 +160,19 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
     REQUIRE(++steps < 1000);
   }
   CHECK(most_rows > 1);
+  std::size_t generated = 0;
   for (const auto& [ticket, index] : which) {
     const std::size_t k = index;  // CAPTURE takes it in a lambda: not a structured binding
     CAPTURE(k);
     const auto got = sched.take(ticket);
     REQUIRE(got.has_value());
     test::check_same_result(*got, engine.run(requests[k], opt));
+    for (const StageRun& run : got->runs) generated += run.ids.size();
   }
+  // The greedy rows of a step are chosen on the device together (model/device_choice.hpp): at
+  // most one wait per step, though the steps chose more tokens than there were steps.
+  const long waits = sched.workspace().extras.context().host_waits() - waits_before;
+  CHECK(static_cast<long>(generated) > steps);
+  CHECK(waits > 0);
+  CHECK(waits <= steps);
 }

@@ -3,9 +3,10 @@
 /// @file
 /// @brief GridScratch: what a forward through phased kernels needs beside the activations —
 ///        the descriptor and token ids in backend memory, the LoRA intermediate, the
-///        split-attention, RMSNorm and argmax partials, the chosen ids. Sized when a stage is
-///        pre-warmed (reserve_device_run, model/device_loop.hpp), grown only through the
-///        workspace's counted path (ExecBinding::grow), never shrunk.
+///        split-attention, RMSNorm and argmax partials, the chosen ids, a sampled loop's
+///        working memory. Sized when a stage is pre-warmed (reserve_device_run,
+///        model/device_loop.hpp), grown only through the workspace's counted path
+///        (ExecBinding::grow), never shrunk.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include "baton/backend/backend.hpp"
 #include "baton/kernels/argmax.hpp"
 #include "baton/kernels/phased/descriptor.hpp"
+#include "baton/kernels/sample.hpp"
 
 namespace baton::grid {
 
@@ -31,8 +33,14 @@ struct GridScratch {
   buffer<float> norm_squares;   ///< [rows, slices]: RMSNorm's sums of squares per slice
   buffer<std::int32_t> chosen;  ///< [rows]: argmax results
   buffer<kernels::ArgmaxPair> argmax_partials;  ///< [kMaxArgmaxPartials]: one row's slices
-  /// The device loop's state and generated ids (kernels::DeviceLoopState, then [max_new]).
+  /// The device loop's state and generated ids (kernels::DeviceLoopState, then [max_new]; then
+  /// [max_new] kernels::LogprobRecords when a sampled loop reports log-probabilities).
   buffer<std::int32_t> loop;
+  // A sampled device loop's working memory (kernels/phased/sample_step.hpp).
+  buffer<kernels::Candidate> sample_candidates;  ///< [sample_scratch_size(vocab)]
+  buffer<double> sample_bins;                    ///< [kMassBins]: top-p's mass per bin
+  buffer<kernels::SeenToken> sample_seen;        ///< [max_new]: the penalties' counts
+  buffer<std::int32_t> sample_window;            ///< [min(repeat_last_n, max_new)]
 
   /// Tokens one forward pass takes at most: a longer prefill runs in chunks of this many, so
   /// the activations and attention partials stay bounded (docs/cuda.md gives the formula).

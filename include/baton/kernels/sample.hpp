@@ -78,6 +78,51 @@ BATON_HD inline void apply_penalties(float* row, const SeenToken* seen, int n_se
   }
 }
 
+/// Where the penalties' counts live (caller memory, sized once per generation): `seen` holds
+/// each distinct generated id with its count (room for max_new), `window` the last
+/// `window_cap` ids as a ring when repeat_last_n is N > 0 (room for min(N, max_new); 0: every
+/// generated token counts).
+struct PenaltyCounts {
+  SeenToken* seen = nullptr;
+  std::int32_t* window = nullptr;
+  int window_cap = 0;
+};
+
+/// How far the counts are filled: plain integers, so a device loop keeps them in its state.
+struct PenaltyCursor {
+  std::int32_t n_seen = 0;       ///< distinct ids in `seen`
+  std::int32_t window_fill = 0;  ///< ids in the window, up to window_cap
+  std::int32_t window_at = 0;    ///< the window's oldest entry, once full
+};
+
+/// Counts a generated token for the penalties: with a window of N, the token generated N
+/// before it stops counting (a token no longer counted is not penalized). The one rule, run by
+/// the host's Sampler and by the device loop's sampling step.
+BATON_HD inline void count_generated(const PenaltyCounts& c, PenaltyCursor& at, std::int32_t token) {
+  auto uncount = [&](std::int32_t id) {
+    for (int k = 0; k < at.n_seen; ++k) {
+      if (c.seen[k].id != id) continue;
+      if (--c.seen[k].count == 0) c.seen[k] = c.seen[--at.n_seen];
+      return;
+    }
+  };
+  if (c.window_cap > 0) {
+    if (at.window_fill < c.window_cap) {
+      c.window[at.window_fill++] = token;
+    } else {  // the window is full: its oldest token leaves it
+      uncount(c.window[at.window_at]);
+      c.window[at.window_at] = token;
+      at.window_at = (at.window_at + 1) % c.window_cap;
+    }
+  }
+  for (int k = 0; k < at.n_seen; ++k)
+    if (c.seen[k].id == token) {
+      ++c.seen[k].count;
+      return;
+    }
+  c.seen[at.n_seen++] = SeenToken{token, 1};
+}
+
 namespace detail {
 
 BATON_HD inline void swap_candidates(Candidate& a, Candidate& b) {

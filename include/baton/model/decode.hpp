@@ -255,9 +255,11 @@ class Decoder {
   /// (NaN/Inf weights, an overflow) are a numeric_error: an id chosen from them would be
   /// nonsense printed as if it were output (baton's NaN policy, docs/security.md). A row that
   /// the chain masked entirely (every logit -Inf) is the same error.
-  std::int32_t choose() const {
+  std::int32_t choose() {
     std::int32_t id = -1;
-    if constexpr (backend::is_device) {
+    if (chosen_) {  // chosen with the rest of a batch (chosen_for_step)
+      id = *std::exchange(chosen_, std::nullopt);
+    } else if constexpr (backend::is_device) {
       // The stepped loop on a device backend: the row is on the host when host members ran
       // (one wait for it), else the argmax kernel runs and its id comes back (one wait).
       id = host_row_ready_ ? kernels::argmax(host_row_.data(), static_cast<int>(host_row_.size()))
@@ -268,6 +270,20 @@ class Decoder {
     if (id < 0) [[unlikely]]
       fail_no_choice();
     return id;
+  }
+  /// Whether this generation's every step chooses by the plain argmax of its row (no sampler,
+  /// no interceptor that reads or rewrites the row), so a caller may choose it beforehand.
+  bool chooses_by_argmax() const {
+    return opt_->sampling.plain_greedy() && !host_hooks_ && !device_transforms_ &&
+           !host_transforms_;
+  }
+  /// The caller chose this step's token already, by the argmax of the step's row (the batch
+  /// scheduler chooses its greedy rows together on a device: model/device_choice.hpp); choose()
+  /// takes it instead of reducing the row again. Requires chooses_by_argmax().
+  void chosen_for_step(std::int32_t id) {
+    BATON_CHECK(chooses_by_argmax(), usage_error,
+                "Decoder: chosen_for_step() on a generation that does not choose by argmax");
+    chosen_ = id;
   }
   /// The choice for this step as the options ask: choose() when they are plain greedy, else
   /// the sampler (model/sampling.hpp) over the row, which it rewrites in place (logit_bias,
@@ -440,11 +456,11 @@ class Decoder {
     }
   }
 
-  /// Whether run() would keep the rest of this generation on the device.
-  /// The device loop chooses by argmax only: a generation that samples (or asks for
-  /// log-probabilities) steps on the host.
+  /// Whether run() would keep the rest of this generation on the device: the backend's rule
+  /// (device_loop_takes) and the sampler's (device_loop_samples: the device step samples as
+  /// this loop does, log-probabilities included).
   bool device_loop_applies() const {
-    return !state_.done && opt_->sampling.plain_greedy() &&
+    return !state_.done && device_loop_samples(opt_->sampling, state_.steps) &&
            device_loop_takes<backend>(host_hooks_, opt_->stop_ids.size());
   }
 
@@ -453,12 +469,13 @@ class Decoder {
   void run_on_device() requires(has_device_loop) {
     BATON_CHECK(device_loop_applies(), usage_error,
                 "Decoder: the device loop does not apply (done, host interceptors present, "
-                "sampling options other than greedy, or more than ",
-                kernels::kMaxDeviceStopIds, " stop ids)");
+                "more than ",
+                kernels::kMaxDeviceStopIds, " stop ids, or sampling options it cannot run)");
     forward();  // the logits are then the current step's
     const DeviceLoopStart start{state_.position,   state_.origin, state_.steps,
                                 state_.last_token, opt_->max_new, opt_->stop_ids,
-                                position_skew_,    device_gate_,  adapter_from_};
+                                position_skew_,    device_gate_,  adapter_from_,
+                                &opt_->sampling};
     typename Chain::device_params none{};
     typename Chain::device_state* states = nullptr;
     if constexpr (Chain::has_device_members) states = raw_pointer(branch_->device().data());
@@ -472,6 +489,7 @@ class Decoder {
     }
     const kernels::DeviceLoopState& st = out.state;
     result_.ids.insert(result_.ids.end(), out.ids.begin(), out.ids.end());
+    result_.logprobs.insert(result_.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
     result_.forwards += out.appended;
     ++result_.host_waits;
     result_.device_gate = st.gate;
@@ -641,6 +659,7 @@ class Decoder {
   StepPlan plan_{};
   std::optional<std::int32_t> supplied_;
   bool skipped_ = false;
+  std::optional<std::int32_t> chosen_;  ///< chosen_for_step()'s id, until choose() takes it
 };
 
 /// Appends `prompt` to `target` at `start_pos` and generates greedily: the Decoder without

@@ -8,10 +8,13 @@
 /// What the host queues for a generation of up to max_new tokens (nothing in between is read):
 ///   LoopStartKernel (the state, from kernel arguments),
 ///   a step on the prefill's logits: ArgmaxPartialKernel (the vocabulary over many blocks),
-///   then DecodeStepKernel (their winner, accepted),
+///   then DecodeStepKernel (their winner, accepted) — or, for a generation that samples, the
+///   chain's TransformRowKernel and SampleChooseKernel (kernels/phased/sample_step.hpp) in
+///   place of the partials,
 ///   (max_new - 1) x { forward from the descriptor the step wrote, the step's two launches },
 ///   GateKernel, when a relay's built-in gate is evaluated on this stage's ids,
-/// then one read of the state (with the gate's verdict) and the generated ids. The repeated pair is
+/// then one read of the state (with the gate's verdict), the generated ids and, when asked,
+/// their log-probabilities. The repeated pair is
 /// the same launches at every step (the forward reads position and token from the descriptor;
 /// attention is sized from the slot's capacity), so on the GPU it is captured once as a CUDA graph
 /// and replayed
@@ -42,11 +45,13 @@
 #include "baton/core/error.hpp"
 #include "baton/kernels/phased/decode_step.hpp"
 #include "baton/kernels/phased/gate.hpp"
+#include "baton/kernels/phased/sample_step.hpp"
 #include "baton/kernels/phased/store_value.hpp"
 #include "baton/kv/kv_buffer.hpp"
 #include "baton/lora/activation.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/grid_ops.hpp"
+#include "baton/model/sampling.hpp"
 #include "baton/model/workspace.hpp"
 
 namespace baton {
@@ -72,6 +77,16 @@ constexpr bool device_loop_takes(bool host_members, std::size_t stop_ids) {
   }
 }
 
+/// Whether backend B's device loop can choose with `s` from step `steps` on: greedy always;
+/// sampling with at most kernels::kMaxDeviceBias logit_bias entries (the step's fixed table),
+/// and penalties only from the first step (the loop counts the ids it generates; the host's
+/// counts are not carried over).
+inline bool device_loop_samples(const SamplingOptions& s, int steps) {
+  if (s.plain_greedy()) return true;
+  return s.logit_bias.size() <= static_cast<std::size_t>(kernels::kMaxDeviceBias) &&
+         (steps == 0 || !s.penalized());
+}
+
 /// Where a device loop starts: the stepped loop's state right after a forward (pending = 0),
 /// and what it may do.
 struct DeviceLoopStart {
@@ -89,6 +104,9 @@ struct DeviceLoopStart {
   /// the loop feeds back is adapted) or kAdapterNever (none is). A start inside the loop's
   /// tokens would need the position of each, which its captured step does not know.
   int adapter_from = kAdapterFromSlice;
+  /// How the loop chooses: null (or plain greedy) is the split argmax; else the sampler
+  /// (device_loop_samples() must hold).
+  const SamplingOptions* sampling = nullptr;
 };
 
 /// What the host learns at the loop's one read.
@@ -96,6 +114,8 @@ struct DeviceLoopOutcome {
   kernels::DeviceLoopState state;
   std::vector<std::int32_t> ids;  ///< the ids accepted by the loop (after start.steps)
   int appended = 0;               ///< tokens the loop's forwards appended (committed)
+  /// One per id in `ids`, when the start's sampling options asked for log-probabilities.
+  std::vector<TokenLogprobs> logprobs;
 };
 
 /// Queues one decode step: the argmax partials of the logits row `part` names, then the step
@@ -107,6 +127,45 @@ void launch_decode_step(Exec& exec, const typename kernels::ArgmaxPartialKernel<
   using Step = kernels::DecodeStepKernel<Chain>;
   exec.template launch<Part>(Part::config(part.n), part);
   exec.template launch<Step>(Step::config(), step);
+}
+
+/// Queues one sampled decode step: the chain's transform of the row (when it alters it), the
+/// sampler's choice, then the step that accepts it.
+template <class Chain, class Exec>
+void launch_sampled_step(Exec& exec, const typename kernels::TransformRowKernel<Chain>::Args& tr,
+                         const kernels::SampleChooseKernel::Args& choose,
+                         const typename kernels::DecodeStepKernel<Chain>::Args& step) {
+  using Transform = kernels::TransformRowKernel<Chain>;
+  using Choose = kernels::SampleChooseKernel;
+  using Step = kernels::DecodeStepKernel<Chain>;
+  if constexpr (Chain::alters_on_device) exec.template launch<Transform>(Transform::config(tr.n), tr);
+  exec.template launch<Choose>(Choose::config(), choose);
+  exec.template launch<Step>(Step::config(), step);
+}
+
+/// Sizes a sampled loop's working memory on `ws` (counted growth; nothing when greedy).
+template <Backend B>
+void reserve_device_sampling(Workspace<B>& ws, int vocab, int max_new, const SamplingOptions& s) {
+  if (s.plain_greedy()) return;
+  auto& x = ws.extras.scratch();
+  if (s.params.temperature > 0.0f) {
+    ws.extras.grow(x.sample_candidates, static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
+    ws.extras.grow(x.sample_bins, static_cast<std::size_t>(kernels::kMassBins));
+  }
+  if (s.penalized()) {
+    ws.extras.grow(x.sample_seen, static_cast<std::size_t>(std::max(max_new, 1)));
+    if (s.repeat_last_n > 0)
+      ws.extras.grow(x.sample_window,
+                     static_cast<std::size_t>(std::max(std::min(s.repeat_last_n, max_new), 1)));
+  }
+}
+
+/// Words of a device loop's buffer: the state, max_new ids, and a LogprobRecord per id when
+/// `s` asks for log-probabilities.
+inline std::size_t device_loop_words(int max_new, const SamplingOptions* s) {
+  const std::size_t n = static_cast<std::size_t>(std::max(max_new, 0));
+  const bool logprobs = s && s->logprobs;
+  return kernels::kLoopStateWords + n + (logprobs ? n * kernels::kLogprobWords : 0);
 }
 
 /// Runs the loop (see the file comment) for `chain` on branch states `params` / `chain_state`
@@ -139,6 +198,12 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
               usage_error, "device loop: activation start ", start.adapter_from,
               " lies after the loop's first position ", start.position,
               " (it must be at or before it, or kAdapterNever)");
+  const SamplingOptions* sampling =
+      start.sampling && !start.sampling->plain_greedy() ? start.sampling : nullptr;
+  BATON_CHECK(!sampling || device_loop_samples(*sampling, start.steps), usage_error,
+              "device loop: these sampling options need the stepped loop (more than ",
+              kernels::kMaxDeviceBias, " logit_bias entries, or penalties from step ",
+              start.steps, " on)");
   BATON_CHECK(start.gate.mode == kernels::kGateNone || start.steps == 0, usage_error,
               "device loop: a device gate reads the loop's ids, so it needs the whole generation "
               "(",
@@ -146,8 +211,9 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
 
   Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), 1, 1);
   auto& s = ws.extras.scratch();
-  const std::size_t words = kernels::kLoopStateWords + static_cast<std::size_t>(start.max_new);
+  const std::size_t words = device_loop_words(start.max_new, sampling);
   ws.extras.grow(s.loop, words);
+  if (sampling) reserve_device_sampling(ws, c.vocab_size, start.max_new, *sampling);
   std::int32_t* loop = raw_pointer(s.loop.data());
 
   Exec exec(ws);
@@ -159,6 +225,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   init.last_token = start.last_token;
   init.max_new = start.max_new;
   init.position_skew = start.position_skew;
+  init.counted = start.steps;  // a penalized loop starts at step 0 (checked above)
   exec.template launch<Start>(Start::config(), {init, loop});
 
   typename kernels::ArgmaxPartialKernel<Chain>::Args part{};
@@ -180,13 +247,43 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   step.desc = raw_pointer(s.desc.data());
   step.tokens = raw_pointer(s.tokens.data());
 
-  launch_decode_step<Chain>(exec, part, step);  // on the prefill's (or last forward's) row
+  // A sampled loop: the row transformed in place, the sampler's choice as the one partial.
+  typename kernels::TransformRowKernel<Chain>::Args transform{};
+  kernels::SampleChooseKernel::Args choose{};
+  if (sampling) {
+    transform = {raw_pointer(ws.logits.data()), c.vocab_size, part.chunk, params, chain_state,
+                 part.skip};
+    choose.logits = raw_pointer(ws.logits.data());
+    choose.n = c.vocab_size;
+    choose.loop = loop;
+    choose.max_new = start.max_new;
+    choose.params = sampling->params;
+    choose.seed = sampling->seed;
+    choose.stream = sampling->stream;
+    choose.run = sampling->run;
+    std::copy(sampling->logit_bias.begin(), sampling->logit_bias.end(), choose.bias);
+    choose.n_bias = static_cast<int>(sampling->logit_bias.size());
+    choose.penalized = sampling->penalized();
+    choose.counts = {raw_pointer(s.sample_seen.data()), raw_pointer(s.sample_window.data()),
+                     std::max(sampling->repeat_last_n, 0)};
+    choose.scratch = {raw_pointer(s.sample_candidates.data()), raw_pointer(s.sample_bins.data())};
+    choose.top_logprobs = sampling->logprobs ? sampling->top_logprobs : -1;
+    choose.pick = part.partials;
+    step.n_partials = 1;
+  }
+  auto decode_step = [&] {
+    if (sampling)
+      launch_sampled_step<Chain>(exec, transform, choose, step);
+    else
+      launch_decode_step<Chain>(exec, part, step);
+  };
+  decode_step();  // on the prefill's (or last forward's) row
   exec.replay(remaining - 1, [&] {
     Ops ops(model, ws, slice, cache, target, InputsOnDevice{});
     ops.set_adapted_from(start.adapter_from == kAdapterNever ? 1 : 0);  // checked above
     run_layers(ops, model);
     (void)ops.head();
-    launch_decode_step<Chain>(exec, part, step);
+    decode_step();
   });
 
   if (start.gate.mode != kernels::kGateNone) {
@@ -222,6 +319,22 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
               ", steps ", st.steps, ")");
   out.ids.assign(back.begin() + kernels::kLoopStateWords + start.steps,
                  back.begin() + kernels::kLoopStateWords + st.steps);
+  if (sampling && sampling->logprobs) {
+    for (int k = start.steps; k < st.steps; ++k) {
+      kernels::LogprobRecord r;
+      static_assert(std::is_trivially_copyable_v<kernels::LogprobRecord>);
+      std::memcpy(static_cast<void*>(&r),
+                  back.data() + kernels::kLoopStateWords + start.max_new +
+                      static_cast<std::size_t>(k) * kernels::kLogprobWords,
+                  sizeof(r));
+      TokenLogprobs t;
+      t.id = r.id;
+      t.logprob = r.logprob;
+      t.n_top = r.n_top;
+      std::copy(r.top, r.top + r.n_top, t.top.begin());
+      out.logprobs.push_back(t);
+    }
+  }
   return out;
 }
 
@@ -231,11 +344,14 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
 /// slot's workspace, so no request allocates afterwards (each allocation could synchronise the
 /// device; the counters in ExecCounters show it). `reach`: the positions a slot can reach when
 /// that is more than the cache's own regions (a slot reading a relay's shared sequence starts
-/// after it: KvBuffer::rewind_onto); attention's splits are sized for it.
+/// after it: KvBuffer::rewind_onto); attention's splits are sized for it. `sampling`: the
+/// stage's own options, whose sampled loop's memory is sized too (a request's own options
+/// that sample where the stage does not grow it at their first run, counted).
 template <class Model, class Slice, class Cache>
 requires HasDeviceLoop<typename Model::backend>
 void reserve_device_run(const Model& model, const Cache& cache,
-                        Workspace<typename Model::backend>& ws, int max_new, int reach = 0) {
+                        Workspace<typename Model::backend>& ws, int max_new, int reach = 0,
+                        const SamplingOptions* sampling = nullptr) {
   using Exec = typename BackendOps<typename Model::backend>::exec;
   using Ops = GridForwardOps<Model, Slice, Cache, Exec>;
   const KvShape& shape = cache.shape();
@@ -245,7 +361,8 @@ void reserve_device_run(const Model& model, const Cache& cache,
       ws, model.config(),
       kernels::attention_splits(std::max(shape.prefix_capacity + shape.tail_capacity, reach)),
       std::min(longest, pass_tokens(s)), 1, longest);
-  ws.extras.grow(s.loop, kernels::kLoopStateWords + static_cast<std::size_t>(std::max(max_new, 0)));
+  ws.extras.grow(s.loop, device_loop_words(max_new, sampling));
+  if (sampling) reserve_device_sampling(ws, model.config().vocab_size, max_new, *sampling);
 }
 
 /// Writes `value` into element 0 of `dst` on the workspace's stream (StoreValueKernel) on a

@@ -111,9 +111,9 @@ class Sampler {
       bin_mass_.resize(kernels::kMassBins);
     }
     if (options.penalized()) {
-      seen_.reserve(static_cast<std::size_t>(std::max(max_new, 0)));
+      seen_.resize(static_cast<std::size_t>(std::max(max_new, 0)));
       if (options.repeat_last_n > 0)
-        window_.reserve(static_cast<std::size_t>(std::min(options.repeat_last_n, max_new)));
+        window_.resize(static_cast<std::size_t>(std::max(std::min(options.repeat_last_n, max_new), 0)));
     }
   }
 
@@ -133,7 +133,7 @@ class Sampler {
     const SamplingOptions& o = *opt_;
     kernels::apply_logit_bias(row.data(), o.logit_bias.data(),
                               static_cast<int>(o.logit_bias.size()));
-    kernels::apply_penalties(row.data(), seen_.data(), static_cast<int>(seen_.size()), o.params);
+    kernels::apply_penalties(row.data(), seen_.data(), counted_.n_seen, o.params);
     const double u =
         o.params.temperature > 0.0f
             ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
@@ -152,48 +152,21 @@ class Sampler {
   }
 
   /// Counts an accepted token for the penalties (generated tokens only: the prompt never
-  /// counts, docs/sampling.md says why); with repeat_last_n N, the token accepted N before it
-  /// stops counting. No allocation: room for max_new distinct ids and the last N.
+  /// counts, docs/sampling.md says why; kernels::count_generated, the device loop's rule too).
+  /// No allocation: room for max_new distinct ids and the last repeat_last_n.
   void accepted(std::int32_t token) {
     if (!opt_ || !opt_->penalized()) return;
-    const int n = opt_->repeat_last_n;
-    if (n > 0) {
-      if (static_cast<int>(window_.size()) < n) {
-        window_.push_back(token);
-      } else {  // the window is full: its oldest token leaves it
-        std::int32_t& oldest = window_[static_cast<std::size_t>(window_at_)];
-        uncount(oldest);
-        oldest = token;
-        window_at_ = (window_at_ + 1) % n;
-      }
-    }
-    for (kernels::SeenToken& s : seen_)
-      if (s.id == token) {
-        ++s.count;
-        return;
-      }
-    seen_.push_back({token, 1});
+    kernels::count_generated({seen_.data(), window_.data(), std::max(opt_->repeat_last_n, 0)},
+                             counted_, token);
   }
 
  private:
-  /// One occurrence of `token` leaves the counts (a token no longer counted is not penalized).
-  void uncount(std::int32_t token) {
-    for (std::size_t k = 0; k < seen_.size(); ++k) {
-      if (seen_[k].id != token) continue;
-      if (--seen_[k].count == 0) {
-        seen_[k] = seen_.back();
-        seen_.pop_back();
-      }
-      return;
-    }
-  }
-
   const SamplingOptions* opt_ = nullptr;
   std::vector<kernels::Candidate> scratch_;
   std::vector<double> bin_mass_;
-  std::vector<kernels::SeenToken> seen_;
-  std::vector<std::int32_t> window_;  ///< the last repeat_last_n accepted tokens (a ring)
-  int window_at_ = 0;                 ///< its oldest entry, once full
+  std::vector<kernels::SeenToken> seen_;  ///< [max_new]: the distinct accepted ids, counted
+  std::vector<std::int32_t> window_;      ///< the last repeat_last_n accepted tokens (a ring)
+  kernels::PenaltyCursor counted_;        ///< how much of both is filled
 };
 
 }  // namespace baton

@@ -15,6 +15,10 @@
 /// its slot is released, the pre-warmed prefixes are never written, and the other requests go
 /// on with the same results they would have had without it.
 ///
+/// On a backend with a device loop (CUDA, the host grid), the greedy rows of a step are chosen
+/// together on the device after the forward (model/device_choice.hpp): one wait per step for
+/// all of them, not one per row.
+///
 /// Choices (submit_choices, a server's `n`): one request run n times, its first stage's prompt
 /// through the model once. The choices are n requests admitted together; the first prefills,
 /// and at the end of its prompt each other choice's slot becomes a copy of its slot
@@ -46,6 +50,7 @@
 #include <vector>
 
 #include "baton/core/error.hpp"
+#include "baton/model/device_choice.hpp"
 #include "baton/model/forward_batch.hpp"
 #include "baton/relay/relay_cursor.hpp"
 #include "baton/relay/stage.hpp"
@@ -423,6 +428,9 @@ class RelayScheduler final : public BatchedRelay {
     std::vector<Ticket> forks;
     Fork fork_state = Fork::none;
     std::uint64_t stream_shift = 0;
+    /// This step's token, when it was chosen with the batch's other greedy rows on the device
+    /// (choose_on_device).
+    std::optional<std::int32_t> device_choice;
   };
 
   /// Rows and tokens held back for decode rows while a step's prefill chunks are placed.
@@ -568,6 +576,7 @@ class RelayScheduler final : public BatchedRelay {
       return;
     }
     const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
+    if constexpr (HasDeviceLoop<B>) choose_on_device(in_batch, logits);
     std::size_t next_row = 0;  // rows with logits, in row order
     for (std::size_t k = 0; k < in_batch.size(); ++k) {
       Request* r = in_batch[k];
@@ -600,8 +609,47 @@ class RelayScheduler final : public BatchedRelay {
         continue;
       }
       r->session->decoder().forwarded(row);
+      take_device_choice(r);
       finish_step(r);
     }
+  }
+
+  /// On a backend with a device loop: the rows of this batch whose step chooses by plain
+  /// argmax (a decode row, or the last chunk of a prompt) are chosen together on the device,
+  /// with one wait (argmax_rows), instead of one argmax and one wait per row.
+  template <class LogitsView>
+  void choose_on_device(const std::vector<Request*>& in_batch, const LogitsView& logits) {
+    choice_rows_.clear();
+    choice_of_.clear();
+    int logit_row = 0;
+    for (std::size_t k = 0; k < in_batch.size(); ++k) {
+      Request* r = in_batch[k];
+      r->device_choice.reset();
+      if (!rows_[k].logits) continue;
+      const int row = logit_row++;
+      if (r->done || !r->session || !r->session->decoder().chooses_by_argmax()) continue;
+      const bool chooses = r->prefilled >= static_cast<int>(r->input.size()) ||
+                           r->prefilled + r->chunk >= static_cast<int>(r->input.size());
+      if (!chooses) continue;
+      choice_rows_.push_back(row);
+      choice_of_.push_back(r);
+    }
+    if (choice_rows_.empty()) return;
+    choice_ids_.resize(choice_rows_.size());
+    try {
+      argmax_rows(ws_, logits_pointer(logits), stages_[0]->model().config().vocab_size,
+                  std::span<const int>(choice_rows_), std::span<std::int32_t>(choice_ids_));
+    } catch (const std::exception&) {
+      return;  // each row then chooses on its own, and meets the failure there if it persists
+    }
+    for (std::size_t i = 0; i < choice_of_.size(); ++i) choice_of_[i]->device_choice = choice_ids_[i];
+  }
+
+  /// Hands `r`'s step the token choose_on_device chose for it, if it did.
+  void take_device_choice(Request* r) {
+    if (!r->device_choice) return;
+    const std::int32_t id = *std::exchange(r->device_choice, std::nullopt);
+    if (!r->session->decoder().done()) r->session->decoder().chosen_for_step(id);
   }
 
   /// `r`'s prompt is in: its first step, from the prompt's last logits `row` (no forward).
@@ -615,6 +663,7 @@ class RelayScheduler final : public BatchedRelay {
       end_stage(r);
       return;
     }
+    take_device_choice(r);
     finish_step(r);
   }
 
@@ -759,6 +808,10 @@ class RelayScheduler final : public BatchedRelay {
   std::map<Ticket, RelayResult> finished_;
   std::vector<Row> rows_;
   std::vector<float> pristine_;  // a host row of logits, kept for a request's later choices
+  // choose_on_device's lists, kept so a step allocates nothing once they have grown.
+  std::vector<int> choice_rows_;
+  std::vector<Request*> choice_of_;
+  std::vector<std::int32_t> choice_ids_;
   std::vector<char> held_;       // admit(): stages whose free slots a request's choices wait for
   Ticket next_ticket_ = 1;
   std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)

@@ -173,7 +173,8 @@ class Stage final : public StageBase<typename Model::backend> {
                                             cache_.shape().tail_capacity
                                       : 0;
       for (auto& ws : workspaces_)
-        reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, limits_.max_new, reach);
+        reserve_device_run<Model, Slice, Cache>(*model_, cache_, ws, limits_.max_new, reach,
+                                                &limits_.sampling);
     }
     cache_.reset_prefix();  // the only place positions go back to 0
     if (!prefix_.empty()) {
@@ -494,9 +495,10 @@ class Stage final : public StageBase<typename Model::backend> {
     BATON_CHECK(!card.exact || !s.alters_choice(), usage_error, "stage '", name_,
                 "' is exact (StageCard::exact) and accepts no sampling that alters the choice "
                 "(temperature > 0, logit_bias, penalties)");
-    BATON_CHECK(!card.graph_captured || s.plain_greedy(), usage_error, "stage '", name_,
-                "' runs a graph-captured loop, which chooses by argmax only: no sampling "
-                "options or log-probabilities");
+    BATON_CHECK(!card.graph_captured || device_loop_samples(s, 0), usage_error, "stage '",
+                name_, "' runs a graph-captured loop, whose step carries at most ",
+                kernels::kMaxDeviceBias, " logit_bias entries (", s.logit_bias.size(),
+                " given)");
   }
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,

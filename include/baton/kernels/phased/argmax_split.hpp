@@ -44,6 +44,21 @@ BATON_HD inline ArgmaxPair partial_of(const ArgmaxPair* partials, int count, uns
   return partials[static_cast<int>(thread) < count ? thread : 0u];
 }
 
+/// This thread's best (value, id) in block_x's slice of a row of `n` logits read through
+/// `logit(id)`, before the block's reduction. Threads past the slice start from its first
+/// entry: a duplicate changes nothing.
+template <unsigned Threads, class Logit>
+BATON_HD inline ArgmaxPair slice_best(const grid::ThreadIndex& at, int n, int chunk,
+                                      const Logit& logit) {
+  const grid::SliceRange s = grid::slice_range(n, chunk, at.block_x);
+  const int mine = s.begin + static_cast<int>(at.thread);
+  const int first = mine < s.end ? mine : s.begin;
+  ArgmaxPair best{logit(first), first};
+  for (int i = first + static_cast<int>(Threads); i < s.end; i += Threads)
+    best = argmax_better(best, ArgmaxPair{logit(i), i});
+  return best;
+}
+
 /// Block b reduces entries [b * chunk, min(n, (b + 1) * chunk)) of the row, each as
 /// Chain::transform_logit leaves it, into partials[b].
 template <class Chain>
@@ -73,14 +88,10 @@ struct ArgmaxPartialKernel {
   BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs&, const Args& a) {
     if (a.skip && *a.skip) return;  // the same for every thread of the launch
     if constexpr (P == 0) {
-      const grid::SliceRange s = grid::slice_range(a.n, a.chunk, at.block_x);
-      // Threads past the slice start from its first entry: a duplicate changes nothing.
-      const int mine = s.begin + static_cast<int>(at.thread);
-      const int first = mine < s.end ? mine : s.begin;
-      ArgmaxPair best{logit(a, first), first};
-      for (int i = first + static_cast<int>(kThreads); i < s.end; i += kThreads)
-        best = argmax_better(best, ArgmaxPair{logit(a, i), i});
-      grid::block_reduce(at, sh.best, best, grid::ArgmaxOp{});
+      grid::block_reduce(
+          at, sh.best,
+          slice_best<kThreads>(at, a.n, a.chunk, [&](int id) { return logit(a, id); }),
+          grid::ArgmaxOp{});
     } else if (at.thread == 0) {
       a.partials[at.block_x] = sh.best.result;
     }
@@ -116,6 +127,68 @@ struct ArgmaxCombineKernel {
       grid::block_reduce(at, sh.best, partial_of(a.partials, a.count, at.thread), grid::ArgmaxOp{});
     } else if (at.thread == 0) {
       *a.out = argmax_id(sh.best.result);
+    }
+  }
+};
+
+/// Rows a batched choice takes per launch (their indices ride in the kernels' arguments).
+inline constexpr int kMaxChoiceRows = 64;
+
+/// The split argmax of up to kMaxChoiceRows rows of a batched forward's logits at once: block
+/// (x, y) reduces slice x of logits row rows[y] into partials[y * count + x]
+/// (model/device_choice.hpp).
+struct ArgmaxRowsKernel {
+  static constexpr unsigned kThreads = 256;
+  static constexpr int kPhases = 2;
+  struct Args {
+    const float* logits = nullptr;  ///< [logits rows, n]
+    int n = 0;
+    int chunk = 0;  ///< argmax_split(n).chunk
+    int count = 0;  ///< argmax_split(n).count
+    int rows[kMaxChoiceRows] = {};
+    ArgmaxPair* partials = nullptr;  ///< [rows, count]
+  };
+  struct Shared {
+    grid::BlockReduceStorage<ArgmaxPair, kThreads> best;
+  };
+  struct Regs {};
+  static grid::LaunchConfig config(int n, int rows) {
+    return {static_cast<unsigned>(argmax_split(n).count), static_cast<unsigned>(rows), kThreads};
+  }
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs&, const Args& a) {
+    if constexpr (P == 0) {
+      const float* row = a.logits + static_cast<long long>(a.rows[at.block_y]) * a.n;
+      grid::block_reduce(at, sh.best,
+                         slice_best<kThreads>(at, a.n, a.chunk, [&](int id) { return row[id]; }),
+                         grid::ArgmaxOp{});
+    } else if (at.thread == 0) {
+      a.partials[static_cast<long long>(at.block_y) * a.count + at.block_x] = sh.best.result;
+    }
+  }
+};
+
+/// Block y: the winner of row y's `count` partials, stored as out[y] (argmax_id).
+struct ArgmaxRowsCombineKernel {
+  static constexpr unsigned kThreads = kMaxArgmaxPartials;
+  static constexpr int kPhases = 2;
+  struct Args {
+    const ArgmaxPair* partials = nullptr;  ///< [rows, count]
+    int count = 0;
+    std::int32_t* out = nullptr;  ///< [rows]
+  };
+  struct Shared {
+    grid::BlockReduceStorage<ArgmaxPair, kThreads> best;
+  };
+  struct Regs {};
+  static grid::LaunchConfig config(int rows) { return {1, static_cast<unsigned>(rows), kThreads}; }
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared& sh, Regs&, const Args& a) {
+    const ArgmaxPair* mine = a.partials + static_cast<long long>(at.block_y) * a.count;
+    if constexpr (P == 0) {
+      grid::block_reduce(at, sh.best, partial_of(mine, a.count, at.thread), grid::ArgmaxOp{});
+    } else if (at.thread == 0) {
+      a.out[at.block_y] = argmax_id(sh.best.result);
     }
   }
 };

@@ -29,6 +29,7 @@
 #include "baton/kernels/argmax.hpp"
 #include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/descriptor.hpp"
+#include "baton/kernels/sample.hpp"
 
 namespace baton::kernels {
 
@@ -58,6 +59,11 @@ struct DeviceLoopState {
   /// The device gate's verdict on the ids (1 pass, 0 fail), -1 when none ran
   /// (kernels/phased/gate.hpp).
   std::int32_t gate = -1;
+  /// A sampled loop's penalty counts (kernels::count_generated over its ids): how much of its
+  /// tables is filled, and how many of the ids are counted (SampleChooseKernel catches up at
+  /// each step, so the accept step needs no sampling state).
+  PenaltyCursor penalties{};
+  std::int32_t counted = 0;
 };
 
 /// 32-bit words of the state; the generated ids start right after it.

@@ -1,0 +1,125 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The device loop's sampled choice: the host sampler's math (kernels/sample.hpp) run
+///        from the loop state in backend memory, so a generation that samples stays on the
+///        device as a greedy one does (one read at the end, no wait per step).
+///
+/// A sampled step queues, instead of the argmax partials (model/device_loop.hpp):
+///   TransformRowKernel<Chain>, when the chain's device members alter the logits: the row
+///     rewritten in place by transform_logit (what the host Decoder does to its row);
+///   SampleChooseKernel: logit_bias, the penalties over the ids generated so far, then
+///     kernels::sample_row with the uniform of (seed, stream, step, run); the token's
+///     log-probabilities when asked; the choice stored as the one partial the accept step
+///     (DecodeStepKernel<Chain>) reduces, so stop ids, the chain's advance, max_new and the
+///     write-position check stay that step's.
+/// Everything the sampler computes, it computes as the host does (the same functions, the same
+/// order, one thread), so on the host grid a sampled generation equals the host's bit for bit.
+/// On a GPU the choice runs on one thread of one block: correct, and slower than the split
+/// argmax over a large vocabulary (docs/sampling.md gives the cost and what would split it).
+#pragma once
+
+#include <cstdint>
+
+#include "baton/grid/grid.hpp"
+#include "baton/kernels/argmax.hpp"
+#include "baton/kernels/phased/argmax_split.hpp"
+#include "baton/kernels/phased/decode_step.hpp"
+#include "baton/kernels/philox.hpp"
+#include "baton/kernels/sample.hpp"
+
+namespace baton::kernels {
+
+/// logit_bias entries a sampled device step carries in its arguments (more: the stepped loop).
+inline constexpr int kMaxDeviceBias = 64;
+
+/// One step's log-probabilities as the loop stores them after its ids (all 32-bit words, so
+/// the one read brings them back with the state).
+struct LogprobRecord {
+  std::int32_t id;
+  float logprob;
+  std::int32_t n_top;
+  TopLogprob top[kMaxTopLogprobs];
+};
+inline constexpr int kLogprobWords = sizeof(LogprobRecord) / sizeof(std::int32_t);
+static_assert(sizeof(LogprobRecord) == kLogprobWords * sizeof(std::int32_t));
+
+/// Rewrites a logits row in place with the chain's device transform_logit, in slices as the
+/// argmax partials read it (argmax_split). Skipped when `*skip` (the loop's done) is set.
+template <class Chain>
+struct TransformRowKernel {
+  static constexpr unsigned kThreads = 256;
+  static constexpr int kPhases = 1;
+  struct Args {
+    float* logits = nullptr;  ///< [n]
+    int n = 0;
+    int chunk = 0;  ///< argmax_split(n).chunk
+    typename Chain::device_params params{};
+    const typename Chain::device_state* chain_state = nullptr;
+    const std::int32_t* skip = nullptr;
+  };
+  struct Shared {};
+  struct Regs {};
+  static grid::LaunchConfig config(int n) {
+    return {static_cast<unsigned>(argmax_split(n).count), 1, kThreads};
+  }
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
+    if (a.skip && *a.skip) return;
+    const grid::SliceRange s = grid::slice_range(a.n, a.chunk, at.block_x);
+    for (int i = s.begin + static_cast<int>(at.thread); i < s.end; i += kThreads)
+      a.logits[i] = Chain::transform_logit(a.params, *a.chain_state, i, a.logits[i]);
+  }
+};
+
+/// One block; thread 0 chooses the step's token by the host Sampler's rule (see the file
+/// comment) and stores it in `pick` for DecodeStepKernel (value 0 for an id, -Inf for none).
+struct SampleChooseKernel {
+  static constexpr unsigned kThreads = 32;
+  static constexpr int kPhases = 1;
+  struct Args {
+    float* logits = nullptr;  ///< [n], rewritten in place (bias, penalties)
+    int n = 0;
+    std::int32_t* loop = nullptr;  ///< DeviceLoopState, [max_new] ids, [max_new] LogprobRecords
+    int max_new = 0;
+    SampleParams params{};
+    std::uint64_t seed = 0;
+    std::uint64_t stream = 0;
+    std::uint32_t run = 0;
+    BiasEntry bias[kMaxDeviceBias] = {};
+    int n_bias = 0;
+    bool penalized = false;
+    PenaltyCounts counts{};  ///< seen [max_new], window [min(repeat_last_n, max_new)]
+    SampleScratch scratch{};  ///< candidates [sample_scratch_size(n)], bins [kMassBins]
+    int top_logprobs = -1;    ///< -1: no log-probabilities; else the alternatives, 0..20
+    ArgmaxPair* pick = nullptr;
+  };
+  struct Shared {};
+  struct Regs {};
+  static grid::LaunchConfig config() { return {1, 1, kThreads}; }
+
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
+    DeviceLoopState& st = *reinterpret_cast<DeviceLoopState*>(a.loop);
+    if (at.thread != 0 || st.done) return;
+    const std::int32_t* ids = a.loop + kLoopStateWords;
+    if (a.penalized)  // the ids accepted since the last step join the counts
+      for (; st.counted < st.steps; ++st.counted)
+        count_generated(a.counts, st.penalties, ids[st.counted]);
+    apply_logit_bias(a.logits, a.bias, a.n_bias);
+    apply_penalties(a.logits, a.counts.seen, st.penalties.n_seen, a.params);
+    const double u = a.params.temperature > 0.0f
+                         ? sample_uniform(a.seed, a.stream, static_cast<std::uint32_t>(st.steps), a.run)
+                         : 0.0;
+    const std::int32_t id = sample_row<RowPasses>(a.logits, a.n, a.params, u, a.scratch);
+    if (a.top_logprobs >= 0 && id >= 0 && st.steps < a.max_new) {
+      LogprobRecord& r = *reinterpret_cast<LogprobRecord*>(
+          a.loop + kLoopStateWords + a.max_new + st.steps * kLogprobWords);
+      r.id = id;
+      r.n_top = log_probs(a.logits, a.n, a.params.temperature, id, a.top_logprobs, &r.logprob, r.top);
+    }
+    *a.pick = ArgmaxPair{id >= 0 ? 0.0f : -INFINITY, id};  // -Inf: argmax_id gives -1
+  }
+};
+
+}  // namespace baton::kernels
