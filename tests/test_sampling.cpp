@@ -29,6 +29,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -296,6 +297,27 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
   CHECK(checked == 2 * 5 * 4 * 4 * 3 * 2);
 }
 
+TEST_CASE("sample_exp: within 2 ulp of exp on [-87.3, 0], 0 below, 1 at 0") {
+  // The sampler's weights (kernels::sample_exp, the steps every loop repeats) against exp in
+  // double: every 1e-4 over [-87.3, 0] and the edges.
+  double worst = 0.0;
+  for (int k = 0; k <= 873000; ++k) {
+    const float x = -static_cast<float>(k) * 1e-4f;
+    const double want = std::exp(static_cast<double>(x));
+    const float got = kernels::sample_exp(x);
+    const double ulp = std::ldexp(1.0, std::ilogb(want) - 23);
+    worst = std::max(worst, std::abs(static_cast<double>(got) - want) / ulp);
+  }
+  MESSAGE("sample_exp: worst error " << worst << " ulp");
+  CHECK(worst <= 2.0);
+  CHECK(kernels::sample_exp(0.0f) == 1.0f);
+  CHECK(kernels::sample_exp(-0.0f) == 1.0f);
+  CHECK(kernels::sample_exp(-87.31f) == 0.0f);
+  CHECK(kernels::sample_exp(-INFINITY) == 0.0f);
+  CHECK(kernels::sample_exp(NAN) == 0.0f);
+  for (float x = -0.35f; x <= 0.0f; x += 1e-3f) CHECK(kernels::sample_exp(x) <= 1.0f);
+}
+
 TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
   // backend/host_sample.hpp against kernels::RowPasses: the argmax, every field of the kept set
   // and its list, and the token drawn, on rows with masks, ties, signed zeros, peaks, NaN and
@@ -361,6 +383,24 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
               for (const double u : {0.0, 0.41, 0.999})
                 CHECK(kernels::draw(got, u) == kernels::draw(want, u));
             }
+      // top-p's pass alone: the same weights, list and total, bit for bit (the total's lanes).
+      const kernels::BlockScan all = kernels::RowPasses::block(row.data(), 0, n);
+      if (!all.bad && all.max != -INFINITY) {
+        for (const float t : {0.7f, 1.3f}) {
+          double total_want = 0.0, total_got = 0.0;
+          const int c_want = kernels::RowPasses::weigh(row.data(), n, t, all.max / t, 1e-3f,
+                                                       s1.data(), &total_want);
+          const int c_got = Vec::weigh(row.data(), n, t, all.max / t, 1e-3f, s2.data(), &total_got);
+          REQUIRE(c_got == c_want);
+          CHECK(std::bit_cast<std::uint64_t>(total_got) == std::bit_cast<std::uint64_t>(total_want));
+          bool same = true;
+          for (int i = 0; i < c_want; ++i)
+            same = same && s1[static_cast<std::size_t>(i)].id == s2[static_cast<std::size_t>(i)].id &&
+                   std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].w) ==
+                       std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].w);
+          CHECK(same);
+        }
+      }
       ++rows;
     }
   }

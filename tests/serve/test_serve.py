@@ -321,8 +321,12 @@ for bad_n in (0, 1.5, "2", 129):
                  what=f"n = {bad_n!r}")
 expect_error({"model": "word-problems", "messages": msgs, "n": 65}, 400, "n",
              what="n over the relay's concurrency")
-expect_error({"model": "word-problems", "prompt": "x", "best_of": 2}, 400, "best_of",
-             endpoint=main.base + "/v1/completions")
+for bad_best in ({"best_of": 2, "n": 3}, {"best_of": 129}, {"best_of": 1.5}, {"best_of": 65},
+                 {"best_of": 2, "stream": True}):
+    expect_error({"model": "word-problems", "prompt": "x", **bad_best}, 400, "best_of",
+                 endpoint=main.base + "/v1/completions", what=f"{bad_best}")
+expect_error({"model": "word-problems", "messages": msgs, "best_of": 2}, 400, "best_of",
+             "unknown_parameter", what="best_of on chat (OpenAI's chat has none)")
 expect_error({"model": "word-problems", "messages": msgs, "stream": "yes"}, 400, "stream")
 expect_error({"model": "word-problems", "messages": msgs, "frobnicate": 1}, 400, "frobnicate",
              "unknown_parameter")
@@ -463,6 +467,30 @@ check(len({CHOICE_REFS[i][k]["text"] for i in range(N_CHOICES) for k in range(3)
       "the choices differ from one another")
 print(f"n: {N_CHOICES} choices equal baton relay on streams 1, 4, 7, plain, streamed and "
       "completions", flush=True)
+
+# ---- best_of ----------------------------------------------------------------------------------
+# best_of runs its candidates as n choices (the same streams), and returns the n whose output
+# tokens have the highest mean log-probability (the earlier on a tie): the reference is the
+# n=N_CHOICES request's own logprobs, ranked here.
+for k in range(3):
+    full = c.completions.create(model="word-problems", prompt=QUESTIONS[k], n=N_CHOICES,
+                                logprobs=0, **SAMPLING)
+    texts = {ch.index: ch.text for ch in full.choices}
+    means = {ch.index: (sum(ch.logprobs.token_logprobs) / len(ch.logprobs.token_logprobs)
+                        if ch.logprobs.token_logprobs else 0.0) for ch in full.choices}
+    order = sorted(range(N_CHOICES), key=lambda i: (-means[i], i))
+    for n in (1, 2):
+        b = c.completions.create(model="word-problems", prompt=QUESTIONS[k], n=n,
+                                 best_of=N_CHOICES, **SAMPLING)
+        got = [ch.text for ch in sorted(b.choices, key=lambda ch: ch.index)]
+        check(got == [texts[i] for i in order[:n]],
+              f"best_of {N_CHOICES}, n {n}, question {k}: {got} vs ranked {order} of {texts}")
+        check(all(ch.logprobs is None for ch in b.choices),
+              f"best_of {k}: logprobs returned though not asked for")
+        ext = b.to_dict()["baton"]
+        picked = [ext["candidate"]] if n == 1 else [e["candidate"] for e in ext["choices"]]
+        check(picked == order[:n], f"best_of {k}, n {n}: candidates {picked} != {order[:n]}")
+print(f"best_of: {N_CHOICES} candidates ranked by mean logprob, n 1 and 2", flush=True)
 
 # ---- per-request stop strings --------------------------------------------------------------
 # The reference: `baton relay` with the same strings as the output stage's stop_sequences

@@ -55,15 +55,6 @@ bool listed(std::string_view key, std::span<const std::string_view> keys) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-/// A number field that must equal `greedy` (or be null) because only greedy decoding exists.
-void greedy_number(const nlohmann::json& j, const char* key, double greedy, const char* why) {
-  if (!j.contains(key) || j[key].is_null()) return;
-  if (!j[key].is_number())
-    throw bad(key, std::string("'") + key + "' must be a number, got " + shown(j[key]));
-  if (j[key].get<double>() != greedy)
-    throw bad(key, std::string("'") + key + "' = " + shown(j[key]) + " is not supported: " + why);
-}
-
 /// A field that must be absent, null or `allowed`.
 void only_value(const nlohmann::json& j, const char* key, const nlohmann::json& allowed,
                 const char* why) {
@@ -393,7 +384,14 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
                          shown(v));
     r.n = static_cast<int>(v.get<long long>());
   }
-  greedy_number(j, "best_of", 1.0, "best_of is not supported (n choices are all returned)");
+  if (j.contains("best_of") && !j["best_of"].is_null()) {
+    const auto& v = j["best_of"];
+    if (!v.is_number_integer() || v.get<long long>() < r.n || v.get<long long>() > kMaxChoices)
+      throw bad("best_of", "'best_of' must be an integer from n (" + std::to_string(r.n) + ") to " +
+                               std::to_string(kMaxChoices) + ", got " + shown(v));
+    if (r.stream) throw bad("best_of", "'best_of' cannot be streamed (its choices are picked at the end)");
+    r.best_of = static_cast<int>(v.get<long long>());
+  }
   read_sampling_fields(j, chat, r);
   if (j.contains("user") && !j["user"].is_null() && !j["user"].is_string())
     throw bad("user", "'user' must be a string");

@@ -9,7 +9,8 @@
 /// request's SamplingOptions for the relay's output stage (docs/sampling.md); a value out of
 /// range, and any field not listed here, is a 400 naming the field (as OpenAI's own API refuses
 /// unknown arguments). `n` choices run from one prefill (RelayScheduler::submit_choices), choice
-/// i on the request's streams shifted by i (docs/sampling.md); best_of is not supported (400).
+/// i on the request's streams shifted by i (docs/sampling.md); best_of runs that many candidates
+/// the same way and returns the n most likely (mean log-probability per token).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,9 @@ struct ApiRequest {
   std::vector<std::string> stop;
   /// "n": how many choices (1..kMaxChoices; a served relay takes at most its concurrency).
   int n = 1;
+  /// "best_of" (completions): how many candidates run, of which the n with the highest mean
+  /// log-probability per token are returned (n..kMaxChoices; 0 when not given: n). Not streamed.
+  int best_of = 0;
 };
 
 /// The most choices a request may ask for ("n"), OpenAI's own bound.
@@ -93,6 +97,8 @@ struct Answer {
   int completion_tokens = 0;  ///< the output stage's tokens
   nlohmann::json baton;       ///< the extension: stages, cycles, verdict, timings
   nlohmann::json logprobs;    ///< the choice's "logprobs" (null unless asked for)
+  /// The output tokens' mean log-probability, when they were computed (best_of ranks by it).
+  double mean_logprob = 0.0;
 };
 
 /// The whole response of a non-streamed request: one choice per answer (choice i is

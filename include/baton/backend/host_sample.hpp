@@ -4,8 +4,9 @@
 /// @brief The sampler's passes over a whole row of logits (kernels::RowPasses: a block's maximum
 ///        and validity, the list of entries above a bound, the argmax) on AVX2 vectors, for the
 ///        host. They compute exactly what the scalar passes compute — the same maximum, counts,
-///        list (in id order, each weight from the same expf) and argmax — eight entries at a
-///        time; the rest of the sampler (selections on the short list, the draw) is shared.
+///        list (in id order, each weight from kernels::sample_exp's steps), top-p's total (in the
+///        same eight lanes) and argmax — eight entries at a time; the rest of the sampler
+///        (selections on the short list, the draw) is shared.
 ///
 /// At vocab 152k a scalar pass costs about 150 µs of a decode step (one compare chain per
 /// entry); these take a tenth of that (benchmarks/sampling_bench.cpp, docs/sampling.md).
@@ -47,29 +48,97 @@ __attribute__((target("avx2"))) inline kernels::BlockScan avx2_block(const float
   return s;
 }
 
-/// RowPasses::list_at_least on AVX2: the bound is tested eight entries at a time; the weights
-/// of the entries that pass are computed one by one with the same expf.
-__attribute__((target("avx2"))) inline int avx2_list_at_least(const float* row, int begin, int end,
-                                                              float t, float floor_z, float m,
-                                                              float floor_w,
-                                                              kernels::Candidate* list) {
-  const __m256 tv = _mm256_set1_ps(t), fz = _mm256_set1_ps(floor_z),
-               neg_inf = _mm256_set1_ps(-INFINITY);
+/// kernels::sample_exp on eight lanes: the same steps (the multiply, rintf as round-to-nearest,
+/// the two fmaf of the reduction, Horner's seven fmaf, the exact power of two), so the same bits.
+__attribute__((target("avx2,fma"))) inline __m256 avx2_sample_exp(__m256 x) {
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kernels::kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(-kernels::kLn2Hi), x);
+  r = _mm256_fmadd_ps(k, _mm256_set1_ps(-kernels::kLn2Lo), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 5040), r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // Below kExpLowest (and -Inf) the scale's exponent would leave its field: those lanes are 0.
+  const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(kernels::kExpLowest), _CMP_NGE_UQ);
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_blendv_ps(k, _mm256_setzero_ps(), low)),
+                       _mm256_set1_epi32(127)),
+      23);
+  return _mm256_andnot_ps(low, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+}
+
+/// RowPasses::list_at_least on AVX2: the bound tested and the weights computed eight entries at
+/// a time (avx2_sample_exp); the entries that pass are appended in id order.
+__attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* row, int begin,
+                                                                  int end, float t, float floor_z,
+                                                                  float m, float floor_w,
+                                                                  kernels::Candidate* list) {
+  const __m256 tv = _mm256_set1_ps(t), fz = _mm256_set1_ps(floor_z), mv = _mm256_set1_ps(m),
+               fw = _mm256_set1_ps(floor_w), neg_inf = _mm256_set1_ps(-INFINITY);
+  alignas(32) float zs[8], ws[8];
   int c = 0, i = begin;
   for (; i + 8 <= end; i += 8) {
     const __m256 z = _mm256_div_ps(_mm256_loadu_ps(row + i), tv);  // as row[i] / t, exactly
     const __m256 pass =
         _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(z, fz, _CMP_GE_OQ));
-    unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(pass));
+    if (_mm256_movemask_ps(pass) == 0) continue;
+    const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
+    unsigned bits = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_and_ps(pass, _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
+    if (bits == 0) continue;
+    _mm256_store_ps(zs, z);
+    _mm256_store_ps(ws, w);
     while (bits != 0) {
-      const int k = i + __builtin_ctz(bits);
+      const int lane = __builtin_ctz(bits);
       bits &= bits - 1;
-      const float zk = row[k] / t;
-      const float w = expf(zk - m);
-      if (w >= floor_w) list[c++] = kernels::Candidate{zk, w, k};
+      list[c++] = kernels::Candidate{zs[lane], ws[lane], i + lane};
     }
   }
   return c + kernels::RowPasses::list_at_least(row, i, end, t, floor_z, m, floor_w, list + c);
+}
+
+/// RowPasses::weigh on AVX2: every weight eight at a time, the total in the same eight lanes
+/// (four doubles from the low half, four from the high), the tail as the scalar pass.
+__attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int n, float t,
+                                                          float m, float floor_w,
+                                                          kernels::Candidate* list, double* total) {
+  static_assert(kernels::kWeightLanes == 8);
+  const __m256 tv = _mm256_set1_ps(t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w),
+               neg_inf = _mm256_set1_ps(-INFINITY);
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  alignas(32) float zs[8], ws[8];
+  int c = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 z = _mm256_div_ps(_mm256_loadu_ps(row + i), tv);
+    const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
+    lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(w)));
+    hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)));
+    unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
+        _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
+    if (bits == 0) continue;
+    _mm256_store_ps(zs, z);
+    _mm256_store_ps(ws, w);
+    while (bits != 0) {
+      const int lane = __builtin_ctz(bits);
+      bits &= bits - 1;
+      list[c++] = kernels::Candidate{zs[lane], ws[lane], i + lane};
+    }
+  }
+  alignas(32) double lane[8];
+  _mm256_store_pd(lane, lo);
+  _mm256_store_pd(lane + 4, hi);
+  for (; i < n; ++i) {  // the tail, as RowPasses::weigh
+    const float z = row[i] / t;
+    const float w = kernels::sample_exp(z - m);
+    lane[i % 8] += w;
+    if (z != -INFINITY && w >= floor_w) list[c++] = kernels::Candidate{z, w, i};
+  }
+  *total = kernels::add_lanes(lane);
+  return c;
 }
 
 /// kernels::argmax on AVX2: the maximum and whether a NaN is present in one pass, then the first
@@ -108,12 +177,12 @@ __attribute__((target("avx2"))) inline std::int32_t avx2_argmax(const float* row
 }  // namespace detail
 #endif
 
-/// Whether this CPU runs Avx2RowPasses. Asked once per token and row, so it reads libgcc's
-/// feature word only: cpu_supports(Isa::avx2) also asks CPUID for F16C, which these passes do not
-/// use and which a virtual machine answers by trapping to the hypervisor.
+/// Whether this CPU runs Avx2RowPasses (AVX2 and FMA). Asked once per token and row, so it reads
+/// libgcc's feature word only: cpu_supports(Isa::avx2) also asks CPUID for F16C, which these
+/// passes do not use and which a virtual machine answers by trapping to the hypervisor.
 inline bool sample_passes_on_avx2() {
 #if BATON_HOST_SIMD_X86
-  return __builtin_cpu_supports("avx2");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
   return false;
 #endif
@@ -129,6 +198,10 @@ struct Avx2RowPasses {
                            float floor_w, kernels::Candidate* list) {
     return detail::avx2_list_at_least(row, begin, end, t, floor_z, m, floor_w, list);
   }
+  static int weigh(const float* row, int n, float t, float m, float floor_w,
+                   kernels::Candidate* list, double* total) {
+    return detail::avx2_weigh(row, n, t, m, floor_w, list, total);
+  }
   static std::int32_t argmax(const float* row, int n) { return detail::avx2_argmax(row, n); }
 #else
   static kernels::BlockScan block(const float* row, int begin, int end) {
@@ -137,6 +210,10 @@ struct Avx2RowPasses {
   static int list_at_least(const float* row, int begin, int end, float t, float floor_z, float m,
                            float floor_w, kernels::Candidate* list) {
     return kernels::RowPasses::list_at_least(row, begin, end, t, floor_z, m, floor_w, list);
+  }
+  static int weigh(const float* row, int n, float t, float m, float floor_w,
+                   kernels::Candidate* list, double* total) {
+    return kernels::RowPasses::weigh(row, n, t, m, floor_w, list, total);
   }
   static std::int32_t argmax(const float* row, int n) { return kernels::argmax(row, n); }
 #endif

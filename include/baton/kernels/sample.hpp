@@ -226,6 +226,41 @@ BATON_HD inline int select_top_mass_binned(Candidate* a, int n, double target, d
   return first + select_top_mass(a + first, store - first, target - above);
 }
 
+/// exp(x) for the sampler's weights (x = z - max z <= 0), from correctly rounded steps only —
+/// rintf, fmaf, a multiply by an exact power of two — so every loop that weighs a row (the scalar
+/// passes, the host's AVX2 passes doing the same steps eight at a time, a GPU thread) gets the
+/// same bits, which a library expf does not promise across them. Within 2 ulp of exp on
+/// [-87.3, 0] (a degree-7 Taylor polynomial on |r| <= ln2 / 2); 0 below it, -Inf included.
+inline constexpr float kExpLowest = -87.3f;  ///< below: 0 (2^-126 is about e^-87.34)
+inline constexpr float kLog2e = 1.44269504f;
+inline constexpr float kLn2Hi = 0.693145751953125f;  ///< ln 2's leading 16 bits
+inline constexpr float kLn2Lo = 1.42860677e-06f;     ///< ln 2 - kLn2Hi
+BATON_HD inline float sample_exp(float x) {
+  if (!(x >= kExpLowest)) return 0.0f;
+  const float k = rintf(x * kLog2e);  // in [-126, 0] for x in [kExpLowest, 0]
+  float r = fmaf(k, -kLn2Hi, x);
+  r = fmaf(k, -kLn2Lo, r);
+  // Horner, the host's AVX2 passes in the same order (backend/host_sample.hpp).
+  float p = fmaf(1.0f / 5040, r, 1.0f / 720);
+  p = fmaf(p, r, 1.0f / 120);
+  p = fmaf(p, r, 1.0f / 24);
+  p = fmaf(p, r, 1.0f / 6);
+  p = fmaf(p, r, 0.5f);
+  p = fmaf(p, r, 1.0f);
+  p = fmaf(p, r, 1.0f);
+  const std::uint32_t bits = static_cast<std::uint32_t>(static_cast<int>(k) + 127) << 23;
+  float scale = 0.0f;
+  __builtin_memcpy(&scale, &bits, 4);
+  return p * scale;
+}
+
+/// Lanes of the sum of a row's weights: entry i adds to lane i % 8, and the lanes are added
+/// pairwise in one fixed order, so a vector pass sums exactly as the scalar one.
+inline constexpr int kWeightLanes = 8;
+BATON_HD inline double add_lanes(const double* lane) {
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
 /// One block of truncate()'s first pass: its largest entry, how many entries are not -Inf, and
 /// whether one is NaN or +Inf (then no token may be chosen from the row).
 struct BlockScan {
@@ -250,17 +285,32 @@ struct RowPasses {
     return s;
   }
   /// Appends to `list`, in id order, every entry of row[begin, end) whose scaled logit
-  /// z = row[i] / t is not -Inf, is at least `floor_z` and whose weight w = expf(z - m) is at
-  /// least `floor_w`; returns how many. (The row holds no NaN or +Inf.)
+  /// z = row[i] / t is not -Inf, is at least `floor_z` and whose weight w = sample_exp(z - m) is
+  /// at least `floor_w`; returns how many. (The row holds no NaN or +Inf.)
   BATON_HD static int list_at_least(const float* row, int begin, int end, float t, float floor_z,
                                     float m, float floor_w, Candidate* list) {
     int c = 0;
     for (int i = begin; i < end; ++i) {
       const float z = row[i] / t;
       if (z == -INFINITY || z < floor_z) continue;
-      const float w = expf(z - m);
+      const float w = sample_exp(z - m);
       if (w >= floor_w) list[c++] = Candidate{z, w, i};
     }
+    return c;
+  }
+  /// list_at_least() over the whole row without a bound on z, and the total weight of the row
+  /// (top-p's mass; summed in kWeightLanes lanes) into `total`.
+  BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w,
+                            Candidate* list, double* total) {
+    double lane[kWeightLanes] = {};
+    int c = 0;
+    for (int i = 0; i < n; ++i) {
+      const float z = row[i] / t;
+      const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
+      lane[i % kWeightLanes] += w;
+      if (z != -INFINITY && w >= floor_w) list[c++] = Candidate{z, w, i};
+    }
+    *total = add_lanes(lane);
     return c;
   }
   /// The exact argmax (kernels::argmax).
@@ -352,13 +402,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   int c = 0;
   double total = 0.0;
   if (!top_k && p.top_p < 1.0f) {
-    for (int i = 0; i < n; ++i) {
-      const float z = scaled_logit(row[i], p.temperature);
-      if (z == -INFINITY) continue;
-      const float w = expf(z - m);
-      total += w;
-      if (w >= floor_w) list[c++] = Candidate{z, w, i};
-    }
+    c = Passes::weigh(row, n, p.temperature, m, floor_w, list, &total);
   } else {
     c = Passes::list_at_least(row, 0, n, p.temperature, floor_z, m, floor_w, list);
   }
