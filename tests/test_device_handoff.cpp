@@ -7,7 +7,8 @@
 // + out wirings, feedback in later cycles (also of a stage that ran again before its reader),
 // a gate that fails and then passes, a gate that never passes, a custom gate (host), a stage
 // on the stepped loop feeding a device stage, a stage with more segments than the hand-off
-// takes, and a bad request that leaves the next correct.
+// takes, a sampled stage (handed off, drawing afresh each cycle), and a bad request that leaves
+// the next correct.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -39,12 +40,13 @@ Seg req() { return Seg{Seg::Kind::request, -1, {}}; }
 Seg out(int k) { return Seg{Seg::Kind::output, k, {}}; }
 Seg fb(int k) { return Seg{Seg::Kind::feedback, k, {}}; }
 
-/// One stage of a test relay: adapter, prefix, input wiring, max_new.
+/// One stage of a test relay: adapter, prefix, input wiring, max_new, sampling (greedy).
 struct StageDef {
   int adapter;
   std::vector<std::int32_t> prefix;
   std::vector<Seg> input;
   int max_new;
+  SamplingOptions sampling{};
 };
 
 /// Runs the relay `defs` on backend B with `opt`.
@@ -61,7 +63,7 @@ RelayResult run_relay(const RelayFixture& fx, const std::vector<StageDef>& defs,
     const StageDef& d = defs[i];
     stages.push_back(std::make_unique<St>(
         "s" + std::to_string(i), model, S::load(fx.adapter_dir(d.adapter), model.config()), kShape,
-        d.prefix, wire::DynamicInput{d.input}, StageLimits{d.max_new, {}}));
+        d.prefix, wire::DynamicInput{d.input}, StageLimits{d.max_new, {}, d.sampling}));
     ptrs.push_back(stages.back().get());
   }
   RelayEngine<B> engine(std::move(ptrs));
@@ -200,6 +202,25 @@ TEST_CASE("relay on the host grid: feedback in later cycles, also of a stage tha
   check_same(g, h);
   CHECK(g.verdict == Verdict::fail);
   for (const StageRun& r : g.runs) CHECK_FALSE(r.gate_on_device);  // never() is custom: host
+}
+
+TEST_CASE("relay on the host grid: a sampled stage is handed off and draws afresh each cycle") {
+  const RelayFixture fx("handoff_sampled");
+  SamplingOptions reason;
+  reason.params = {.temperature = 1.1f, .top_k = 24, .repeat_penalty = 1.2f};
+  reason.seed = 77;
+  reason.stream = 1;
+  // Stage 1's input is the same every cycle: greedy it would answer the same each time.
+  const std::vector<StageDef> defs = {{0, kPrefix, {req()}, 4},
+                                      {1, {4, 2}, {lit({9}), req()}, 8, reason},
+                                      {2, {1}, {out(1), fb(0)}, 4}};
+  const RelayOptions opt{.max_cycles = 3, .gate = never()};
+  const RelayResult h = run_relay<host>(fx, defs, opt);
+  const RelayResult g = run_relay<host_grid>(fx, defs, opt);
+  REQUIRE(h.runs.size() == 7);  // stage 0, then stages 1 and 2 in each of three cycles
+  REQUIRE(h.output(1, 1) != h.output(1, 2));  // cycle c draws with run word c - 1
+  REQUIRE(h.output(1, 2) != h.output(1, 3));
+  check_same(g, h);  // every run handed off on the device, the sampled one included
 }
 
 TEST_CASE("relay on the host grid: a built-in gate on the device fails, then passes") {

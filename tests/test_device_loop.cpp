@@ -176,7 +176,8 @@ TEST_CASE("device loop on the host grid: a chain of device interceptors = the ho
   CHECK(gm.ids == masked.ids);
 }
 
-TEST_CASE("device loop on the host grid samples as the host Decoder: ids and logprobs bit for bit") {
+TEST_CASE(
+    "device loop on the host grid samples as the host Decoder: ids and logprobs bit for bit") {
   const RelayFixture fx("device_loop_sampled");
   Rig<host> h(fx, 2);
   Rig<host_grid> g(fx, 2);
@@ -221,7 +222,8 @@ TEST_CASE("device loop on the host grid samples as the host Decoder: ids and log
       CHECK(got.ids == host_run.ids);
       REQUIRE(host_run.logprobs.size() == got.logprobs.size());
       for (std::size_t i = 0; i < got.logprobs.size(); ++i)
-        CHECK(got.logprobs[i].logprob == doctest::Approx(host_run.logprobs[i].logprob).epsilon(1e-4));
+        CHECK(got.logprobs[i].logprob ==
+              doctest::Approx(host_run.logprobs[i].logprob).epsilon(1e-4));
       REQUIRE(got.logprobs.size() == want.logprobs.size());
       for (std::size_t i = 0; i < want.logprobs.size(); ++i) {
         CHECK(got.logprobs[i].id == want.logprobs[i].id);
@@ -266,9 +268,11 @@ TEST_CASE("device loop on the host grid samples as the host Decoder: ids and log
   CHECK(gm.forwards == hm.forwards);
   // More logit_bias entries than the device step carries: the stepped loop, same ids.
   DecodeOptions wide = cases[0];
-  for (int k = 0; k <= kernels::kMaxDeviceBias; ++k) wide.sampling.logit_bias.push_back({k % 64, 0.25f});
+  for (int k = 0; k <= kernels::kMaxDeviceBias; ++k)
+    wide.sampling.logit_bias.push_back({k % 64, 0.25f});
   CHECK_FALSE(device_loop_samples(wide.sampling, 0));
-  using GridDec = Decoder<BaseModel<host_grid, f32>, LoraSlice<8, host_grid>, KvBuffer<L, host_grid>>;
+  using GridDec =
+      Decoder<BaseModel<host_grid, f32>, LoraSlice<8, host_grid>, KvBuffer<L, host_grid>>;
   g.cache.rewind(0);
   GridDec d(g.model, g.slice, g.cache, g.ws, KvTarget::in_slot(0), wide);
   d.prefill(kRequest, g.cache.prefix_length());

@@ -392,10 +392,12 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
                                                        s1.data(), &total_want);
           const int c_got = Vec::weigh(row.data(), n, t, all.max / t, 1e-3f, s2.data(), &total_got);
           REQUIRE(c_got == c_want);
-          CHECK(std::bit_cast<std::uint64_t>(total_got) == std::bit_cast<std::uint64_t>(total_want));
+          CHECK(std::bit_cast<std::uint64_t>(total_got) ==
+                std::bit_cast<std::uint64_t>(total_want));
           bool same = true;
           for (int i = 0; i < c_want; ++i)
-            same = same && s1[static_cast<std::size_t>(i)].id == s2[static_cast<std::size_t>(i)].id &&
+            same = same &&
+                   s1[static_cast<std::size_t>(i)].id == s2[static_cast<std::size_t>(i)].id &&
                    std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].w) ==
                        std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].w);
           CHECK(same);

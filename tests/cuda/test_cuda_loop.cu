@@ -155,8 +155,8 @@ TEST_CASE("device loop on the GPU samples on the device: one wait, repeatable, t
   // The host grid runs the same math over logits within 1e-3 of these (and its own expf): the
   // draws agree unless a uniform falls within that of a boundary; reported, not asserted.
   const DecodeResult grid = g.decode(opt);
-  const auto same = std::mismatch(first.ids.begin(), first.ids.end(), grid.ids.begin()).first -
-                    first.ids.begin();
+  const auto same =
+      std::mismatch(first.ids.begin(), first.ids.end(), grid.ids.begin()).first - first.ids.begin();
   MESSAGE("sampled ids equal to the host grid's for the first " << same << " of 12");
   // top_k 1 keeps only the argmax: the greedy ids, exactly.
   DecodeOptions one = opt;

@@ -389,7 +389,8 @@ ApiRequest parse_request(std::string_view body, Endpoint endpoint) {
     if (!v.is_number_integer() || v.get<long long>() < r.n || v.get<long long>() > kMaxChoices)
       throw bad("best_of", "'best_of' must be an integer from n (" + std::to_string(r.n) + ") to " +
                                std::to_string(kMaxChoices) + ", got " + shown(v));
-    if (r.stream) throw bad("best_of", "'best_of' cannot be streamed (its choices are picked at the end)");
+    if (r.stream)
+      throw bad("best_of", "'best_of' cannot be streamed (its choices are picked at the end)");
     r.best_of = static_cast<int>(v.get<long long>());
   }
   read_sampling_fields(j, chat, r);

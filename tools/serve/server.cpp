@@ -400,7 +400,7 @@ void Server::relay_endpoint(const http::Request& req, http::Response& res, Endpo
                      count_field, ""};
     std::optional<SamplingOptions> sampling = r.sampling;
     if (r.best_of > r.n) {  // ranking needs every candidate's log-probabilities
-      if (!sampling)  // the output stage's own options, as without best_of
+      if (!sampling)        // the output stage's own options, as without best_of
         sampling = relay->spec().stages[static_cast<std::size_t>(relay->output_stage())].sampling;
       sampling->logprobs = true;
     }

@@ -103,9 +103,9 @@ __attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* r
 
 /// RowPasses::weigh on AVX2: every weight eight at a time, the total in the same eight lanes
 /// (four doubles from the low half, four from the high), the tail as the scalar pass.
-__attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int n, float t,
-                                                          float m, float floor_w,
-                                                          kernels::Candidate* list, double* total) {
+__attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int n, float t, float m,
+                                                          float floor_w, kernels::Candidate* list,
+                                                          double* total) {
   static_assert(kernels::kWeightLanes == 8);
   const __m256 tv = _mm256_set1_ps(t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w),
                neg_inf = _mm256_set1_ps(-INFINITY);

@@ -98,7 +98,8 @@ struct PenaltyCursor {
 /// Counts a generated token for the penalties: with a window of N, the token generated N
 /// before it stops counting (a token no longer counted is not penalized). The one rule, run by
 /// the host's Sampler and by the device loop's sampling step.
-BATON_HD inline void count_generated(const PenaltyCounts& c, PenaltyCursor& at, std::int32_t token) {
+BATON_HD inline void count_generated(const PenaltyCounts& c, PenaltyCursor& at,
+                                     std::int32_t token) {
   auto uncount = [&](std::int32_t id) {
     for (int k = 0; k < at.n_seen; ++k) {
       if (c.seen[k].id != id) continue;

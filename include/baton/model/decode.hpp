@@ -472,10 +472,9 @@ class Decoder {
                 "more than ",
                 kernels::kMaxDeviceStopIds, " stop ids, or sampling options it cannot run)");
     forward();  // the logits are then the current step's
-    const DeviceLoopStart start{state_.position,   state_.origin, state_.steps,
-                                state_.last_token, opt_->max_new, opt_->stop_ids,
-                                position_skew_,    device_gate_,  adapter_from_,
-                                &opt_->sampling};
+    const DeviceLoopStart start{state_.position, state_.origin,  state_.steps,   state_.last_token,
+                                opt_->max_new,   opt_->stop_ids, position_skew_, device_gate_,
+                                adapter_from_,   &opt_->sampling};
     typename Chain::device_params none{};
     typename Chain::device_state* states = nullptr;
     if constexpr (Chain::has_device_members) states = raw_pointer(branch_->device().data());

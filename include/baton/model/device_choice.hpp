@@ -41,12 +41,13 @@ void argmax_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
   if (rows.empty()) return;
   const grid::Slices split = kernels::argmax_split(vocab);
   auto& s = ws.extras.scratch();
-  ws.extras.grow(s.argmax_partials,
-                 static_cast<std::size_t>(kernels::kMaxChoiceRows) * static_cast<std::size_t>(split.count));
+  ws.extras.grow(s.argmax_partials, static_cast<std::size_t>(kernels::kMaxChoiceRows) *
+                                        static_cast<std::size_t>(split.count));
   ws.extras.grow(s.chosen, rows.size());
   typename BackendOps<B>::exec exec(ws);
   for (std::size_t first = 0; first < rows.size(); first += kernels::kMaxChoiceRows) {
-    const int n = static_cast<int>(std::min<std::size_t>(kernels::kMaxChoiceRows, rows.size() - first));
+    const int n =
+        static_cast<int>(std::min<std::size_t>(kernels::kMaxChoiceRows, rows.size() - first));
     Part::Args part{};
     part.logits = logits;
     part.n = vocab;
@@ -55,8 +56,8 @@ void argmax_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
     std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(first), n, part.rows);
     part.partials = raw_pointer(s.argmax_partials.data());
     exec.template launch<Part>(Part::config(vocab, n), part);
-    exec.template launch<Combine>(Combine::config(n),
-                                  {part.partials, split.count, raw_pointer(s.chosen.data()) + first});
+    exec.template launch<Combine>(
+        Combine::config(n), {part.partials, split.count, raw_pointer(s.chosen.data()) + first});
   }
   exec.read(raw_pointer(s.chosen.data()), ids);  // the one wait
 }

@@ -138,7 +138,8 @@ void launch_sampled_step(Exec& exec, const typename kernels::TransformRowKernel<
   using Transform = kernels::TransformRowKernel<Chain>;
   using Choose = kernels::SampleChooseKernel;
   using Step = kernels::DecodeStepKernel<Chain>;
-  if constexpr (Chain::alters_on_device) exec.template launch<Transform>(Transform::config(tr.n), tr);
+  if constexpr (Chain::alters_on_device)
+    exec.template launch<Transform>(Transform::config(tr.n), tr);
   exec.template launch<Choose>(Choose::config(), choose);
   exec.template launch<Step>(Step::config(), step);
 }
@@ -149,7 +150,8 @@ void reserve_device_sampling(Workspace<B>& ws, int vocab, int max_new, const Sam
   if (s.plain_greedy()) return;
   auto& x = ws.extras.scratch();
   if (s.params.temperature > 0.0f) {
-    ws.extras.grow(x.sample_candidates, static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
+    ws.extras.grow(x.sample_candidates,
+                   static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
     ws.extras.grow(x.sample_bins, static_cast<std::size_t>(kernels::kMassBins));
   }
   if (s.penalized()) {
@@ -202,8 +204,8 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
       start.sampling && !start.sampling->plain_greedy() ? start.sampling : nullptr;
   BATON_CHECK(!sampling || device_loop_samples(*sampling, start.steps), usage_error,
               "device loop: these sampling options need the stepped loop (more than ",
-              kernels::kMaxDeviceBias, " logit_bias entries, or penalties from step ",
-              start.steps, " on)");
+              kernels::kMaxDeviceBias, " logit_bias entries, or penalties from step ", start.steps,
+              " on)");
   BATON_CHECK(start.gate.mode == kernels::kGateNone || start.steps == 0, usage_error,
               "device loop: a device gate reads the loop's ids, so it needs the whole generation "
               "(",
@@ -251,8 +253,8 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   typename kernels::TransformRowKernel<Chain>::Args transform{};
   kernels::SampleChooseKernel::Args choose{};
   if (sampling) {
-    transform = {raw_pointer(ws.logits.data()), c.vocab_size, part.chunk, params, chain_state,
-                 part.skip};
+    transform = {
+        raw_pointer(ws.logits.data()), c.vocab_size, part.chunk, params, chain_state, part.skip};
     choose.logits = raw_pointer(ws.logits.data());
     choose.n = c.vocab_size;
     choose.loop = loop;

@@ -113,7 +113,8 @@ class Sampler {
     if (options.penalized()) {
       seen_.resize(static_cast<std::size_t>(std::max(max_new, 0)));
       if (options.repeat_last_n > 0)
-        window_.resize(static_cast<std::size_t>(std::max(std::min(options.repeat_last_n, max_new), 0)));
+        window_.resize(
+            static_cast<std::size_t>(std::max(std::min(options.repeat_last_n, max_new), 0)));
     }
   }
 

@@ -220,8 +220,9 @@ class RelayEngine {
         run.input_tokens = cur.input_length(st.input_segments());
         run.input_on_device = true;
         const bool gates = cur.at_last_stage() && opt.gate.built_in();
-        DecodeResult g = st.run_handed_off(handoff_.plan(i), run.input_tokens,
-                                           gates ? handoff_.gate() : kernels::DeviceGate{}, 0);
+        DecodeResult g =
+            st.run_handed_off(handoff_.plan(i), run.input_tokens,
+                              gates ? handoff_.gate() : kernels::DeviceGate{}, 0, run.cycle);
         handoff_.ran_on_device(i);
         return g;
       }

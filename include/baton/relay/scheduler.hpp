@@ -642,7 +642,8 @@ class RelayScheduler final : public BatchedRelay {
     } catch (const std::exception&) {
       return;  // each row then chooses on its own, and meets the failure there if it persists
     }
-    for (std::size_t i = 0; i < choice_of_.size(); ++i) choice_of_[i]->device_choice = choice_ids_[i];
+    for (std::size_t i = 0; i < choice_of_.size(); ++i)
+      choice_of_[i]->device_choice = choice_ids_[i];
   }
 
   /// Hands `r`'s step the token choose_on_device chose for it, if it did.

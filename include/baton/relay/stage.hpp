@@ -74,13 +74,15 @@ class StageBase {
   /// The longest input a request may bring (the slot's capacity).
   virtual int max_input() const = 0;
   /// Whether run_handed_off() applies: the backend runs a device loop and this stage takes it
-  /// (no host interceptor present, at most kernels::kMaxDeviceStopIds stop ids).
+  /// (no host interceptor present, at most kernels::kMaxDeviceStopIds stop ids, sampling the
+  /// device step carries: device_loop_samples).
   virtual bool takes_device_handoff() const = 0;
   /// Serves one request on `slot` whose `tokens` input ids the hand-off kernel assembles from
   /// `plan`'s segments (backend memory) straight into the slot's scratch; `gate` (mode
-  /// kGateNone: none) is evaluated on the output before the stage's one wait.
+  /// kGateNone: none) is evaluated on the output before the stage's one wait; `cycle` as in
+  /// run_in_cycle().
   virtual DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
-                                      const kernels::DeviceGate& gate, int slot) = 0;
+                                      const kernels::DeviceGate& gate, int slot, int cycle) = 0;
   /// Where the ids of the latest run_handed_off() on `slot` lie (the device loop's buffer:
   /// ids and their count), valid until the slot's next request.
   virtual kernels::IdSource output_on_device(int slot) = 0;
@@ -386,18 +388,25 @@ class Stage final : public StageBase<typename Model::backend> {
   bool takes_device_handoff() const override {
     // An activated slice looks for its invocation in the input, which the hand-off keeps on
     // the device: such a stage takes its input on the host.
-    return !slice_.activated() && limits_.sampling.plain_greedy() &&
+    return !slice_.activated() && device_loop_samples(limits_.sampling, 0) &&
            device_loop_takes<backend>(chain_.host_members_present(), limits_.stop_ids.size());
   }
   DecodeResult run_handed_off(const kernels::HandoffKernel::Args& plan, int tokens,
-                              const kernels::DeviceGate& gate, int slot) override {
+                              const kernels::DeviceGate& gate, int slot, int cycle) override {
     if constexpr (HasDeviceLoop<backend>) {
       BATON_CHECK(takes_device_handoff(), usage_error, "stage '", name_,
-                  "' runs the stepped loop (host interceptors, sampling, or more than ",
+                  "' runs the stepped loop (host interceptors, sampling options the device step "
+                  "cannot carry, or more than ",
                   kernels::kMaxDeviceStopIds, " stop ids): give it its input on the host");
       check_request(tokens, slot);
       cache_.rewind(slot);
-      session_type s(*this, slot);
+      // A sampling stage draws afresh each cycle (cycle_sampling), as run_in_cycle does.
+      std::unique_ptr<StageLimits> own;
+      if (const std::optional<SamplingOptions> sampling = cycle_sampling(cycle)) {
+        own = std::make_unique<StageLimits>(limits_);
+        own->sampling = *sampling;
+      }
+      session_type s = own ? session_type(*this, slot, std::move(own)) : session_type(*this, slot);
       const int start = cache_.prefix_length();
       s.decoder_.prefill_in_scratch(tokens, start,
                                     [&](auto& exec, std::int32_t* ids, kernels::ForwardDesc* desc) {
@@ -414,7 +423,7 @@ class Stage final : public StageBase<typename Model::backend> {
       s.decoder_.run_on_device();
       return finish(s);
     } else {
-      (void)plan, (void)tokens, (void)gate, (void)slot;
+      (void)plan, (void)tokens, (void)gate, (void)slot, (void)cycle;
       BATON_FAIL(usage_error, "stage '", name_, "': ", backend::name,
                  " has no device loop, so no device hand-off");
     }
@@ -495,10 +504,9 @@ class Stage final : public StageBase<typename Model::backend> {
     BATON_CHECK(!card.exact || !s.alters_choice(), usage_error, "stage '", name_,
                 "' is exact (StageCard::exact) and accepts no sampling that alters the choice "
                 "(temperature > 0, logit_bias, penalties)");
-    BATON_CHECK(!card.graph_captured || device_loop_samples(s, 0), usage_error, "stage '",
-                name_, "' runs a graph-captured loop, whose step carries at most ",
-                kernels::kMaxDeviceBias, " logit_bias entries (", s.logit_bias.size(),
-                " given)");
+    BATON_CHECK(!card.graph_captured || device_loop_samples(s, 0), usage_error, "stage '", name_,
+                "' runs a graph-captured loop, whose step carries at most ",
+                kernels::kMaxDeviceBias, " logit_bias entries (", s.logit_bias.size(), " given)");
   }
   void check_prefix_fits() const {
     BATON_CHECK(static_cast<long long>(prefix_.size()) <= cache_.shape().prefix_capacity,

@@ -89,8 +89,7 @@ struct ArgmaxPartialKernel {
     if (a.skip && *a.skip) return;  // the same for every thread of the launch
     if constexpr (P == 0) {
       grid::block_reduce(
-          at, sh.best,
-          slice_best<kThreads>(at, a.n, a.chunk, [&](int id) { return logit(a, id); }),
+          at, sh.best, slice_best<kThreads>(at, a.n, a.chunk, [&](int id) { return logit(a, id); }),
           grid::ArgmaxOp{});
     } else if (at.thread == 0) {
       a.partials[at.block_x] = sh.best.result;

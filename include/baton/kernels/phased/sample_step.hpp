@@ -89,7 +89,7 @@ struct SampleChooseKernel {
     BiasEntry bias[kMaxDeviceBias] = {};
     int n_bias = 0;
     bool penalized = false;
-    PenaltyCounts counts{};  ///< seen [max_new], window [min(repeat_last_n, max_new)]
+    PenaltyCounts counts{};   ///< seen [max_new], window [min(repeat_last_n, max_new)]
     SampleScratch scratch{};  ///< candidates [sample_scratch_size(n)], bins [kMassBins]
     int top_logprobs = -1;    ///< -1: no log-probabilities; else the alternatives, 0..20
     ArgmaxPair* pick = nullptr;
@@ -108,15 +108,17 @@ struct SampleChooseKernel {
         count_generated(a.counts, st.penalties, ids[st.counted]);
     apply_logit_bias(a.logits, a.bias, a.n_bias);
     apply_penalties(a.logits, a.counts.seen, st.penalties.n_seen, a.params);
-    const double u = a.params.temperature > 0.0f
-                         ? sample_uniform(a.seed, a.stream, static_cast<std::uint32_t>(st.steps), a.run)
-                         : 0.0;
+    const double u =
+        a.params.temperature > 0.0f
+            ? sample_uniform(a.seed, a.stream, static_cast<std::uint32_t>(st.steps), a.run)
+            : 0.0;
     const std::int32_t id = sample_row<RowPasses>(a.logits, a.n, a.params, u, a.scratch);
     if (a.top_logprobs >= 0 && id >= 0 && st.steps < a.max_new) {
-      LogprobRecord& r = *reinterpret_cast<LogprobRecord*>(
-          a.loop + kLoopStateWords + a.max_new + st.steps * kLogprobWords);
+      LogprobRecord& r = *reinterpret_cast<LogprobRecord*>(a.loop + kLoopStateWords + a.max_new +
+                                                           st.steps * kLogprobWords);
       r.id = id;
-      r.n_top = log_probs(a.logits, a.n, a.params.temperature, id, a.top_logprobs, &r.logprob, r.top);
+      r.n_top =
+          log_probs(a.logits, a.n, a.params.temperature, id, a.top_logprobs, &r.logprob, r.top);
     }
     *a.pick = ArgmaxPair{id >= 0 ? 0.0f : -INFINITY, id};  // -Inf: argmax_id gives -1
   }
