@@ -486,9 +486,6 @@ class Stage final : public StageBase<typename Model::backend> {
     return prefix_;
   }
 
-  /// Sampling options this stage may run with: in range, and not altering the choice on an
-  /// exact stage (StageCard::exact: a verifier whose verdict must be the model's) nor on a
-  /// graph-captured loop, whose device step chooses by argmax only.
   /// A session on `slot` with the stage's limits, or with `own`'s on top of them.
   session_type make_session(int slot, const StageRequest* own) {
     if (!own || own->empty()) return session_type(*this, slot);
@@ -499,6 +496,9 @@ class Stage final : public StageBase<typename Model::backend> {
     if (!own->stop.empty()) s.add_request_stops(own->stop);
     return s;
   }
+  /// Sampling options this stage may run with: in range, not altering the choice on an exact
+  /// stage (StageCard::exact: a verifier whose verdict must be the model's), and within what a
+  /// graph-captured loop's device step carries (device_loop_samples).
   void check_sampling(const SamplingOptions& s) const {
     s.check(model_->config().vocab_size, "stage '" + name_ + "': ");
     BATON_CHECK(!card.exact || !s.alters_choice(), usage_error, "stage '", name_,
