@@ -48,26 +48,20 @@ struct Rig {
             Logits::none);
     cache.freeze_prefix();
   }
-  /// One request on `slot` through Decoder::run (device-resident where B has a device loop).
+  /// One request on `slot` through Decoder::run (device-resident where B has a device loop,
+  /// checked), or `stepped`: one Decoder::step at a time, whatever the backend.
   DecodeResult decode(const std::vector<std::int32_t>& input, const DecodeOptions& opt,
-                      int slot = 0) {
+                      int slot = 0, bool stepped = false) {
+    using Dec = Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>>;
     cache.rewind(slot);
-    Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>> d(model, slice, cache, ws,
-                                                                  KvTarget::in_slot(slot), opt);
+    Dec d(model, slice, cache, ws, KvTarget::in_slot(slot), opt);
     d.prefill(input, cache.prefix_length());
-    CHECK(d.device_loop_applies() ==
-          Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>>::has_device_loop);
-    d.run();
-    return d.take_result();
-  }
-  /// The same request through the stepped loop (Decoder::step), whatever the backend.
-  DecodeResult decode_stepped(const std::vector<std::int32_t>& input, const DecodeOptions& opt,
-                              int slot = 0) {
-    cache.rewind(slot);
-    Decoder<BaseModel<B, f32>, LoraSlice<8, B>, KvBuffer<L, B>> d(model, slice, cache, ws,
-                                                                  KvTarget::in_slot(slot), opt);
-    d.prefill(input, cache.prefix_length());
-    while (d.step()) {
+    if (stepped) {
+      while (d.step()) {
+      }
+    } else {
+      CHECK(d.device_loop_applies() == Dec::has_device_loop);
+      d.run();
     }
     return d.take_result();
   }
@@ -216,7 +210,7 @@ TEST_CASE(
       // reference; the host backend's logits differ in their last bits (other products), so
       // against it the ids are equal and the log-probabilities close.
       const DecodeResult host_run = h.decode(kRequest, opt, 1);
-      const DecodeResult want = g.decode_stepped(kRequest, opt, 1);
+      const DecodeResult want = g.decode(kRequest, opt, 1, /*stepped=*/true);
       const DecodeResult got = g.decode(kRequest, opt, 1);  // checks device_loop_applies()
       check_same(got, want);
       CHECK(got.ids == host_run.ids);

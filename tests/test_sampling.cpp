@@ -222,11 +222,8 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
         for (const float top_p : {1.0f, 0.9f, 0.5f, 0.999f})
           for (const float min_p : {0.0f, 0.05f, 0.5f})
             for (const float t : {0.7f, 1.3f}) {
-              kernels::SampleParams p;
-              p.temperature = t;
-              p.top_k = top_k;
-              p.top_p = top_p;
-              p.min_p = min_p;
+              const kernels::SampleParams p{
+                  .temperature = t, .top_k = top_k, .top_p = top_p, .min_p = min_p};
               CAPTURE(n);
               CAPTURE(shape);
               CAPTURE(top_k);
@@ -361,11 +358,8 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
         for (const float top_p : {1.0f, 0.9f})
           for (const float min_p : {0.0f, 0.05f})
             for (const float t : {0.7f, 1.3f}) {
-              kernels::SampleParams p;
-              p.temperature = t;
-              p.top_k = top_k;
-              p.top_p = top_p;
-              p.min_p = min_p;
+              const kernels::SampleParams p{
+                  .temperature = t, .top_k = top_k, .top_p = top_p, .min_p = min_p};
               const kernels::KeptSet want =
                   kernels::truncate(row.data(), n, p, {s1.data(), b1.data()});
               const kernels::KeptSet got =

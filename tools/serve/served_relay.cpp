@@ -252,18 +252,22 @@ void ServedRelay::stop() {
 }
 
 void ServedRelay::finish(Job& job, RelayResult result) {
+  // The bookkeeping before the result: a client holding its answer finds a server that no
+  // longer counts the request (its metrics, an unload of its adapter).
+  if (!job.adapter.empty()) {
+    adapters()->release(job.adapter);
+    freed_ = true;  // a held-back request may find a slot now
+  }
+  {
+    const std::lock_guard lock(inbox_mutex_);
+    --counters_.pending;
+  }
   {
     const std::lock_guard jl(job.mutex);
     if (!job.result) job.result = std::move(result);
     ++job.version;
   }
   job.changed.notify_all();
-  if (!job.adapter.empty()) {
-    adapters()->release(job.adapter);
-    freed_ = true;  // a held-back request may find a slot now
-  }
-  const std::lock_guard lock(inbox_mutex_);
-  --counters_.pending;
 }
 
 void ServedRelay::step_loop() {

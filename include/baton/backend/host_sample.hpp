@@ -71,6 +71,20 @@ __attribute__((target("avx2,fma"))) inline __m256 avx2_sample_exp(__m256 x) {
   return _mm256_andnot_ps(low, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
+/// Appends the lanes of `bits` (ids i + lane, their z and w) to list[c...] in id order; returns
+/// the new count.
+__attribute__((target("avx2"))) inline int append_lanes(unsigned bits, __m256 z, __m256 w, int i,
+                                                        kernels::Candidate* list, int c) {
+  alignas(32) float zs[8], ws[8];
+  _mm256_store_ps(zs, z);
+  _mm256_store_ps(ws, w);
+  for (; bits != 0; bits &= bits - 1) {
+    const int lane = __builtin_ctz(bits);
+    list[c++] = kernels::Candidate{zs[lane], ws[lane], i + lane};
+  }
+  return c;
+}
+
 /// RowPasses::list_at_least on AVX2: the bound tested and the weights computed eight entries at
 /// a time (avx2_sample_exp); the entries that pass are appended in id order.
 __attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* row, int begin,
@@ -79,7 +93,6 @@ __attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* r
                                                                   kernels::Candidate* list) {
   const __m256 tv = _mm256_set1_ps(t), fz = _mm256_set1_ps(floor_z), mv = _mm256_set1_ps(m),
                fw = _mm256_set1_ps(floor_w), neg_inf = _mm256_set1_ps(-INFINITY);
-  alignas(32) float zs[8], ws[8];
   int c = 0, i = begin;
   for (; i + 8 <= end; i += 8) {
     const __m256 z = _mm256_div_ps(_mm256_loadu_ps(row + i), tv);  // as row[i] / t, exactly
@@ -87,16 +100,9 @@ __attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* r
         _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(z, fz, _CMP_GE_OQ));
     if (_mm256_movemask_ps(pass) == 0) continue;
     const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
-    unsigned bits = static_cast<unsigned>(
+    const unsigned bits = static_cast<unsigned>(
         _mm256_movemask_ps(_mm256_and_ps(pass, _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
-    if (bits == 0) continue;
-    _mm256_store_ps(zs, z);
-    _mm256_store_ps(ws, w);
-    while (bits != 0) {
-      const int lane = __builtin_ctz(bits);
-      bits &= bits - 1;
-      list[c++] = kernels::Candidate{zs[lane], ws[lane], i + lane};
-    }
+    c = append_lanes(bits, z, w, i, list, c);
   }
   return c + kernels::RowPasses::list_at_least(row, i, end, t, floor_z, m, floor_w, list + c);
 }
@@ -110,33 +116,20 @@ __attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int 
   const __m256 tv = _mm256_set1_ps(t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w),
                neg_inf = _mm256_set1_ps(-INFINITY);
   __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
-  alignas(32) float zs[8], ws[8];
   int c = 0, i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 z = _mm256_div_ps(_mm256_loadu_ps(row + i), tv);
     const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
     lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(w)));
     hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)));
-    unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
+    const unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
         _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
-    if (bits == 0) continue;
-    _mm256_store_ps(zs, z);
-    _mm256_store_ps(ws, w);
-    while (bits != 0) {
-      const int lane = __builtin_ctz(bits);
-      bits &= bits - 1;
-      list[c++] = kernels::Candidate{zs[lane], ws[lane], i + lane};
-    }
+    c = append_lanes(bits, z, w, i, list, c);
   }
   alignas(32) double lane[8];
   _mm256_store_pd(lane, lo);
   _mm256_store_pd(lane + 4, hi);
-  for (; i < n; ++i) {  // the tail, as RowPasses::weigh
-    const float z = row[i] / t;
-    const float w = kernels::sample_exp(z - m);
-    lane[i % 8] += w;
-    if (z != -INFINITY && w >= floor_w) list[c++] = kernels::Candidate{z, w, i};
-  }
+  c += kernels::RowPasses::weigh_range(row, i, n, t, m, floor_w, list + c, lane);  // the tail
   *total = kernels::add_lanes(lane);
   return c;
 }

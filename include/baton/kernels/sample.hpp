@@ -304,14 +304,21 @@ struct RowPasses {
   BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w,
                             Candidate* list, double* total) {
     double lane[kWeightLanes] = {};
+    const int c = weigh_range(row, 0, n, t, m, floor_w, list, lane);
+    *total = add_lanes(lane);
+    return c;
+  }
+  /// weigh() over row[begin, end), each weight added to lane[i % kWeightLanes] (a vector pass's
+  /// tail continues its lanes here).
+  BATON_HD static int weigh_range(const float* row, int begin, int end, float t, float m,
+                                  float floor_w, Candidate* list, double* lane) {
     int c = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int i = begin; i < end; ++i) {
       const float z = row[i] / t;
       const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
       lane[i % kWeightLanes] += w;
       if (z != -INFINITY && w >= floor_w) list[c++] = Candidate{z, w, i};
     }
-    *total = add_lanes(lane);
     return c;
   }
   /// The exact argmax (kernels::argmax).

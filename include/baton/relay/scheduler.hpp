@@ -576,7 +576,7 @@ class RelayScheduler final : public BatchedRelay {
       return;
     }
     const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
-    if constexpr (HasDeviceLoop<B>) choose_on_device(in_batch, logits);
+    if constexpr (HasDeviceLoop<B>) choose_on_device(in_batch, logits, static_cast<int>(V));
     std::size_t next_row = 0;  // rows with logits, in row order
     for (std::size_t k = 0; k < in_batch.size(); ++k) {
       Request* r = in_batch[k];
@@ -618,7 +618,8 @@ class RelayScheduler final : public BatchedRelay {
   /// argmax (a decode row, or the last chunk of a prompt) are chosen together on the device,
   /// with one wait (argmax_rows), instead of one argmax and one wait per row.
   template <class LogitsView>
-  void choose_on_device(const std::vector<Request*>& in_batch, const LogitsView& logits) {
+  void choose_on_device(const std::vector<Request*>& in_batch, const LogitsView& logits,
+                        int vocab) {
     choice_rows_.clear();
     choice_of_.clear();
     int logit_row = 0;
@@ -637,8 +638,8 @@ class RelayScheduler final : public BatchedRelay {
     if (choice_rows_.empty()) return;
     choice_ids_.resize(choice_rows_.size());
     try {
-      argmax_rows(ws_, logits_pointer(logits), stages_[0]->model().config().vocab_size,
-                  std::span<const int>(choice_rows_), std::span<std::int32_t>(choice_ids_));
+      argmax_rows(ws_, logits_pointer(logits), vocab, std::span<const int>(choice_rows_),
+                  std::span<std::int32_t>(choice_ids_));
     } catch (const std::exception&) {
       return;  // each row then chooses on its own, and meets the failure there if it persists
     }
@@ -813,7 +814,7 @@ class RelayScheduler final : public BatchedRelay {
   std::vector<int> choice_rows_;
   std::vector<Request*> choice_of_;
   std::vector<std::int32_t> choice_ids_;
-  std::vector<char> held_;       // admit(): stages whose free slots a request's choices wait for
+  std::vector<char> held_;  // admit(): stages whose free slots a request's choices wait for
   Ticket next_ticket_ = 1;
   std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)
 };
