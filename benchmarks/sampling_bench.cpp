@@ -114,16 +114,13 @@ double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows,
     const auto& src = rows[static_cast<std::size_t>(d) % rows.size()];
     std::copy(src.begin(), src.end(), row.begin());
     const auto t0 = Clock::now();
-    std::int32_t id = -1;
-    if (sampler.active()) {
-      id = host_passes ? sampler.choose(row, d % max_new, &BackendOps<host>::sample_row)
-                       : sampler.choose(row, d % max_new);
-      if (cfg.options.logprobs) {
-        const TokenLogprobs t = sampler.logprobs(row, id);
-        if (t.n_top < 0) std::abort();
-      }
-    } else {
-      id = host_passes ? BackendOps<host>::argmax(row) : kernels::argmax(row.data(), vocab);
+    // What the Decoder's step does on the host (greedy included: the sampler's exact argmax).
+    const std::int32_t id = host_passes
+                                ? sampler.choose(row, d % max_new, &BackendOps<host>::sample_row)
+                                : sampler.choose(row, d % max_new);
+    if (cfg.options.logprobs) {
+      const TokenLogprobs t = sampler.logprobs(row, id);
+      if (t.n_top < 0) std::abort();
     }
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     if (id < 0) throw std::runtime_error("sampling_bench: no token drawn");

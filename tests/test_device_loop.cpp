@@ -63,8 +63,10 @@ struct Rig {
       CHECK(d.device_loop_applies() == Dec::has_device_loop);
       d.run();
     }
+    last_state = d.state();
     return d.take_result();
   }
+  kernels::StepState last_state;  ///< the last decode()'s state at its end
   /// The K and V elements of every layer's prefix, to check it is never written.
   std::vector<float> prefix_kv() {
     std::vector<float> out;
@@ -80,6 +82,20 @@ struct Rig {
     return out;
   }
 };
+
+/// The one step state (kernels::StepState): the device loop hands back the very state the host's
+/// stepped loop ends in, field by field.
+void check_same_state(const kernels::StepState& grid, const kernels::StepState& host) {
+  CHECK(grid.position == host.position);
+  CHECK(grid.origin == host.origin);
+  CHECK(grid.last_token == host.last_token);
+  CHECK(grid.steps == host.steps);
+  CHECK(grid.done == host.done);
+  CHECK(grid.pending == host.pending);
+  CHECK(grid.max_new == host.max_new);
+  CHECK(grid.stop_id == host.stop_id);
+  CHECK(grid.stopped_by == host.stopped_by);
+}
 
 void check_same(const DecodeResult& grid, const DecodeResult& host) {
   CHECK(grid.ids == host.ids);
@@ -104,6 +120,8 @@ TEST_CASE("device loop on the host grid = the host Decoder: tokens, stop ids, ma
     CHECK(hr.ids == fx.reference(adapter, kPrefix, kRequest, 12));
     const DecodeResult gr = g.decode(kRequest, {12, {}});
     check_same(gr, hr);
+    check_same_state(g.last_state, h.last_state);
+    CHECK((h.last_state.pending == 1 && h.last_state.steps == 12));  // the last id is not fed
     CHECK(g.cache.position(KvTarget::in_slot(0)) == h.cache.position(KvTarget::in_slot(0)));
     // A stop id taken from the run itself (its 5th token) ends both at the same step, with
     // ids that are not the stop's; a second stop id that never comes changes nothing.
@@ -114,6 +132,8 @@ TEST_CASE("device loop on the host grid = the host Decoder: tokens, stop ids, ma
     REQUIRE(hs.stop_id == stop);
     REQUIRE(hs.ids.size() < 12);
     check_same(g.decode(kRequest, with_stop, 1), hs);
+    check_same_state(g.last_state, h.last_state);
+    CHECK((h.last_state.stop_id == stop && h.last_state.pending == 0));
     CHECK(g.cache.position(KvTarget::in_slot(1)) == h.cache.position(KvTarget::in_slot(1)));
     // max_new = 1: the step on the prefill's logits only, no forward queued after it.
     const DecodeResult h1 = h.decode(kRequest, {1, {}});
@@ -126,6 +146,7 @@ TEST_CASE("device loop on the host grid: a chain of device interceptors = the ho
   // Synthetic bytes per id (two letters), so a stop sequence can span two tokens.
   TokenByteTable table;
   for (int id = 0; id < 64; ++id) table.push(std::string{char('a' + id % 26), char('A' + id / 26)});
+  kernels::StepState last;  // the last run's state at its end
   const auto run = [&]<class B>(Rig<B>& rig, const std::vector<std::int32_t>& deny,
                                 const std::string& stop) {
     using C = Chain<TokenSet<B>, StopSequences<B>>;
@@ -139,6 +160,7 @@ TEST_CASE("device loop on the host grid: a chain of device interceptors = the ho
         "verify");
     d.prefill(kRequest, rig.cache.prefix_length());
     d.run();
+    last = d.state();
     return d.take_result();
   };
   Rig<host> h(fx, 1);
@@ -158,10 +180,13 @@ TEST_CASE("device loop on the host grid: a chain of device interceptors = the ho
   };
   const std::string stop = bytes(masked.ids[3]).substr(1) + bytes(masked.ids[4]).substr(0, 1);
   const DecodeResult hr = run(h, deny, stop);
+  const kernels::StepState host_state = last;
   REQUIRE(hr.stopped);
   REQUIRE(hr.stopped_by == StopSequences<host>::plugin_id);
   REQUIRE(hr.ids.size() <= 5);
+  CHECK(host_state.stopped_by == 1);  // the chain's second member
   const DecodeResult gr = run(g, deny, stop);
+  check_same_state(last, host_state);
   CHECK(gr.ids == hr.ids);
   CHECK(gr.stopped_by == hr.stopped_by);
   CHECK(gr.forwards == hr.forwards);

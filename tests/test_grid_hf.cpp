@@ -169,7 +169,7 @@ std::vector<Run> run_batched(const fs::path& model_dir, const fs::path& adapter,
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       const auto row = logits.subspan(i * V, V);
       runs[i].rows.emplace_back(row.begin(), row.end());
-      next[i] = BackendOps<B>::argmax(row);
+      next[i] = kernels::argmax(row.data(), static_cast<int>(row.size()));
       runs[i].ids.push_back(next[i]);
     }
   }

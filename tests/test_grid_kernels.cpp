@@ -685,8 +685,7 @@ TEST_CASE("decode step: the winner of the vocabulary's slices, accepted; a done 
   row[4000] = 50.0f;              // masked
   std::vector<std::int32_t> loop(kernels::kLoopStateWords + 4, 0);
   kernels::DeviceLoopState st;
-  st.position = st.origin = 10;
-  st.max_new = 4;
+  st.step = kernels::state_after_prompt(10, 0, -1, 4);  // the next write at 10, 4 tokens
   std::memcpy(loop.data(), &st, sizeof(st));
   std::vector<kernels::ArgmaxPair> partials(kernels::kMaxArgmaxPartials);
   BoostMask::device_state chain{0.0f, 0};
@@ -709,7 +708,7 @@ TEST_CASE("decode step: the winner of the vocabulary's slices, accepted; a done 
     std::memcpy(static_cast<void*>(&st), loop.data(), sizeof(st));
   };
   step();
-  CHECK(st.steps == 1);
+  CHECK(st.step.steps == 1);
   CHECK(loop[kernels::kLoopStateWords] == 1500);
   CHECK((desc.first_pos == 10 && desc.tokens == 1 && token == 1500));
   chain.add = 100.0f;  // id 17 now beats everything left

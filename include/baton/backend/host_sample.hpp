@@ -212,9 +212,4 @@ struct Avx2RowPasses {
 #endif
 };
 
-/// The argmax of a host row: the vector pass where the CPU has AVX2, else the scalar one.
-inline std::int32_t argmax(const float* row, int n) {
-  return sample_passes_on_avx2() ? Avx2RowPasses::argmax(row, n) : kernels::argmax(row, n);
-}
-
 }  // namespace baton::host_simd

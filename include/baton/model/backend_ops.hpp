@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief BackendOps<B>: the customization point where a backend supplies the forward
-///        operations a family's schedule calls, and the argmax a decode step chooses with.
+///        operations a family's schedule calls.
 ///
 /// Generic code (forward, the decode loop, stages, relays) names only BackendOps<B>; the
 /// backend's own header specializes it (model/host_ops.hpp for the host, a .cuh for CUDA).
@@ -23,8 +23,12 @@ namespace baton {
 ///     `embed()`, the schedule's operations (ForwardOpsArchetype in model/family/family.hpp)
 ///     and `head()` returning the logits as `logits_view`;
 ///   - `using logits_view`: where a forward's logits live (a span of backend memory);
-///   - `static std::int32_t argmax(logits_view row)`: largest logit, lowest id on a tie; -1
-///     when the row holds a NaN or the largest value is +Inf (kernels::argmax).
+///   - optionally `using exec`: an executor of the grid kernels (model/device_loop.hpp), which
+///     gives the backend the device-resident decode loop and its split argmax
+///     (model/device_choice.hpp);
+///   - optionally `static std::int32_t sample_row(row, n, params, u, scratch)`: the sampler's
+///     passes over a host row computed faster, with kernels::sample_row's result (greedy
+///     included: the exact argmax); the decode step chooses with kernels::sample_row otherwise.
 /// The primary template is left undefined on purpose: see HasBackendOps.
 template <Backend B>
 struct BackendOps;

@@ -4,7 +4,7 @@
 /// @brief BackendOps<cuda>: GridForwardOps (model/grid_ops.hpp) over an executor that
 ///        launches the phased kernels on the workspace's stream, multiplies with the batch-1
 ///        GEMV kernel for one token and with cuBLAS (f32 GEMM, 16-bit weights widened first)
-///        for more, and chooses with the split argmax kernels.
+///        for more (the decode step chooses through the same executor: model/device_choice.hpp).
 ///
 /// `.cuh`: it instantiates `__global__` kernels, so only nvcc compiles it. Everything it runs
 /// is also run on the host grid by model/host_grid_forward.hpp, which is how it is tested
@@ -24,7 +24,6 @@
 
 #include "baton/backend/cuda.hpp"
 #include "baton/grid/device_grid.cuh"
-#include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/elementwise.hpp"
 #include "baton/kernels/phased/gemv.hpp"
 #include "baton/kernels/phased/gemv_blocks.hpp"
@@ -194,28 +193,6 @@ struct BackendOps<cuda> {
   using logits_view = CudaLogits;
   /// What runs the device loop's launches (model/device_loop.hpp).
   using exec = CudaExec;
-  /// The split argmax (partials, then their combine) on the logits' stream, then one counted
-  /// wait for the id.
-  static std::int32_t argmax(logits_view row) {
-    using KP = kernels::ArgmaxPartialKernel<kernels::PlainLogits>;
-    using KC = kernels::ArgmaxCombineKernel;
-    auto& s = row.owner->scratch();
-    row.owner->grow(s.chosen, 1);
-    row.owner->grow(s.argmax_partials, kernels::kMaxArgmaxPartials);
-    CudaContext& ctx = row.owner->context();
-    const int n = static_cast<int>(row.count);
-    const grid::Slices split = kernels::argmax_split(n);
-    kernels::ArgmaxPair* partials = raw_pointer(s.argmax_partials.data());
-    grid::launch_on_device<KP>(KP::config(n),
-                               {row.data.get(), n, split.chunk, {}, nullptr, nullptr, partials},
-                               ctx.stream());
-    grid::launch_on_device<KC>(KC::config(), {partials, split.count, raw_pointer(s.chosen.data())},
-                               ctx.stream());
-    std::int32_t id = -1;
-    ctx.copy_to_host(DevicePtr<const std::int32_t>(s.chosen.data()),
-                     std::span<std::int32_t>(&id, 1));
-    return id;
-  }
 };
 
 }  // namespace baton

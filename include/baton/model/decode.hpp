@@ -25,6 +25,7 @@
 #include "baton/intercept/trace.hpp"
 #include "baton/kernels/accept.hpp"
 #include "baton/model/backend_ops.hpp"
+#include "baton/model/device_choice.hpp"
 #include "baton/model/device_loop.hpp"
 #include "baton/model/device_prefill.hpp"
 #include "baton/model/forward.hpp"
@@ -53,9 +54,9 @@ struct DecodeResult {
   /// and error flag). On a device backend each is one wait of the host for the device; on the
   /// host backends it costs nothing extra and is counted the same.
   int host_waits = 0;
-  /// The verdict of a device gate evaluated on `ids` before the loop's read (1 pass, 0 fail;
-  /// Decoder::set_device_gate), -1 when none ran.
-  int device_gate = -1;
+  /// The word the caller's launches after a device-resident run wrote before its one read
+  /// (kernels::DeviceLoopState::verdict: a relay's device gate, 1 pass, 0 fail), -1 when none.
+  int loop_verdict = -1;
   /// The trace recorder's rows, when the chain has one (a Stage fills this at finish).
   std::vector<TraceRow> trace;
   /// One entry per id in `ids` when the options asked for log-probabilities.
@@ -66,17 +67,9 @@ struct DecodeResult {
 using GreedyOptions [[deprecated("use DecodeOptions")]] = DecodeOptions;
 using GreedyResult [[deprecated("use DecodeResult")]] = DecodeResult;
 
-/// The loop's state between steps: plain integers, so a device-resident loop can keep it in
-/// backend memory and the host need not read it every step.
-struct DecodeState {
-  std::int32_t position = 0;     ///< next KV write position
-  std::int32_t origin = 0;       ///< position of the first generated token
-  std::int32_t last_token = -1;  ///< the last accepted token (the prompt's last before any)
-  std::int32_t steps = 0;        ///< tokens accepted (generated) so far
-  std::int32_t done = 1;         ///< nonzero once a stop was reached or max_new
-  std::int32_t pending = 0;      ///< accepted tokens whose forward has not run yet (the last
-                                 ///< `pending` ids): 1 after a chosen token, more after skips
-};
+/// The loop's state between steps: the one step state every loop keeps (kernels/accept.hpp),
+/// plain integers, so a device-resident loop starts from it and hands it back.
+using DecodeState = kernels::StepState;
 
 /// Observer hooks a run of the loop calls at every step that runs a forward; all optional
 /// (see NoDecodeHooks). Interceptors are the extension point (intercept/chain.hpp); these
@@ -194,11 +187,6 @@ class Decoder {
     after_prompt(start_pos, tokens, -1);
   }
 
-  /// A built-in gate that run_on_device() evaluates on the generated ids before its one read
-  /// (the verdict lands in DecodeResult::device_gate). Only for a generation run wholly on the
-  /// device (run_device_loop checks).
-  void set_device_gate(const kernels::DeviceGate& gate) { device_gate_ = gate; }
-
   // ---- the step, as separate operations --------------------------------------------------
   /// The plan of the next step, as host interceptors see it.
   StepPlan plan() const {
@@ -226,8 +214,7 @@ class Decoder {
     logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, state_.position, fresh,
                              Logits::last, adapter_from_);
     ++result_.forwards;
-    state_.position += n;
-    state_.pending = 0;
+    kernels::fed(state_);
   }
   /// Rewrites this step's logits before the choice: the chain's device members'
   /// transform_logit over the row, then its host members' transform_logits. Nothing to do
@@ -251,26 +238,6 @@ class Decoder {
       (void)p;
     }
   }
-  /// The choice for this step: the largest logit, lowest id on a tie. Non-finite logits
-  /// (NaN/Inf weights, an overflow) are a numeric_error: an id chosen from them would be
-  /// nonsense printed as if it were output (baton's NaN policy, docs/security.md). A row that
-  /// the chain masked entirely (every logit -Inf) is the same error.
-  std::int32_t choose() {
-    std::int32_t id = -1;
-    if (chosen_) {  // chosen with the rest of a batch (chosen_for_step)
-      id = *std::exchange(chosen_, std::nullopt);
-    } else if constexpr (backend::is_device) {
-      // The stepped loop on a device backend: the row is on the host when host members ran
-      // (one wait for it), else the argmax kernel runs and its id comes back (one wait).
-      id = host_row_ready_ ? kernels::argmax(host_row_.data(), static_cast<int>(host_row_.size()))
-                           : ops::argmax(logits_);
-    } else {
-      id = ops::argmax(logits_);
-    }
-    if (id < 0) [[unlikely]]
-      fail_no_choice();
-    return id;
-  }
   /// Whether this generation's every step chooses by the plain argmax of its row (no sampler,
   /// no interceptor that reads or rewrites the row), so a caller may choose it beforehand.
   bool chooses_by_argmax() const {
@@ -278,45 +245,48 @@ class Decoder {
            !host_transforms_;
   }
   /// The caller chose this step's token already, by the argmax of the step's row (the batch
-  /// scheduler chooses its greedy rows together on a device: model/device_choice.hpp); choose()
-  /// takes it instead of reducing the row again. Requires chooses_by_argmax().
+  /// scheduler chooses its greedy rows together on a device: model/device_choice.hpp);
+  /// choose_step() takes it instead of reducing the row again. Requires chooses_by_argmax().
   void chosen_for_step(std::int32_t id) {
     BATON_CHECK(chooses_by_argmax(), usage_error,
                 "Decoder: chosen_for_step() on a generation that does not choose by argmax");
     chosen_ = id;
   }
-  /// The choice for this step as the options ask: choose() when they are plain greedy, else
-  /// the sampler (model/sampling.hpp) over the row, which it rewrites in place (logit_bias,
-  /// penalties), noting the token's log-probabilities when asked. On a device backend the row
-  /// comes to the host first (the one wait choose() would spend on the id).
+  /// The choice for this step, after the chain's transforms (transform_logits), by the
+  /// options' sampler (model/sampling.hpp; greedy: the exact argmax, the largest logit and the
+  /// lowest id on a tie), which rewrites the row in place (logit_bias, penalties) and notes the
+  /// token's log-probabilities when asked. The row is chosen from where it is: on the host, with
+  /// the backend's row passes when it has them (BackendOps<host>::sample_row); on a backend with
+  /// a device loop, a greedy row whose host copy is not needed by the split argmax kernels
+  /// (model/device_choice.hpp: one wait for the id), any other row copied to the host first.
+  /// Non-finite logits (NaN/Inf weights, an overflow) are a numeric_error: an id chosen from
+  /// them would be nonsense printed as if it were output (baton's NaN policy,
+  /// docs/security.md). A row the chain masked entirely (every logit -Inf) is the same error.
   std::int32_t choose_step() {
-    if (!sampler_.active()) return choose();
-    std::span<float> row;
-    if constexpr (backend::is_device) {
-      if (!host_row_ready_) fetch_row();
-      row = host_row_;
-    } else {
-      row = mutable_logits();
-    }
     std::int32_t id = -1;
-    if constexpr (requires { &ops::sample_row; }) {
-      id = sampler_.choose(row, state_.steps, &ops::sample_row);  // the backend's passes
-    } else {
-      id = sampler_.choose(row, state_.steps);
+    if (chosen_) {  // chosen with the rest of a batch (chosen_for_step)
+      id = *std::exchange(chosen_, std::nullopt);
+    } else if (!argmax_on_device(id)) {
+      const std::span<float> row = mutable_logits();
+      if constexpr (requires { &ops::sample_row; }) {
+        id = sampler_.choose(row, state_.steps, &ops::sample_row);  // the backend's passes
+      } else {
+        id = sampler_.choose(row, state_.steps);
+      }
+      if (id >= 0 && opt_->sampling.logprobs) step_logprobs_ = sampler_.logprobs(row, id);
     }
     if (id < 0) [[unlikely]]
       fail_no_choice();
-    if (opt_->sampling.logprobs) step_logprobs_ = sampler_.logprobs(row, id);
     return id;
   }
-  /// Takes `token` as this step's output, by the one accept rule (kernels/accept.hpp): a stop
-  /// id ends the generation (not kept); a stop asked by interceptor `stopped_by` ends it after
-  /// the token; reaching max_new ends it; otherwise a later forward() feeds the token back.
-  void accept(std::int32_t token, std::string_view stopped_by = {}) {
+  /// Takes `token` as this step's output, by the one accept step (kernels/accept.hpp, the
+  /// device loop's too): a stop id ends the generation (not kept); a stop asked by chain member
+  /// `stopper` (>= 0) ends it after the token; reaching max_new ends it; otherwise a later
+  /// forward() feeds the token back.
+  void accept(std::int32_t token, int stopper = -1) {
     if (state_.done) return;
-    const kernels::Accepted verdict =
-        kernels::accept_rule(token, stopped_by.empty() ? -1 : 0, state_.steps, opt_->max_new,
-                             opt_->stop_ids.data(), static_cast<int>(opt_->stop_ids.size()));
+    const kernels::Accepted verdict = kernels::accept_step(
+        state_, token, stopper, opt_->stop_ids.data(), static_cast<int>(opt_->stop_ids.size()));
     switch (verdict) {
       case kernels::Accepted::invalid:  // choose() never returns one: a supplied token
         BATON_FAIL(usage_error, stage_.empty() ? "" : "stage '", stage_,
@@ -325,7 +295,6 @@ class Decoder {
       case kernels::Accepted::stop_id:
         result_.stopped = true;
         result_.stop_id = token;
-        state_.done = 1;
         return;
       case kernels::Accepted::keep:
       case kernels::Accepted::keep_last:
@@ -337,14 +306,7 @@ class Decoder {
       result_.logprobs.push_back(step_logprobs_.id == token ? step_logprobs_
                                                             : TokenLogprobs{token});
     step_logprobs_.id = -1;
-    ++state_.steps;
-    state_.last_token = token;
-    ++state_.pending;
-    if (!stopped_by.empty()) {
-      result_.stopped = true;
-      result_.stopped_by = stopped_by;
-    }
-    if (verdict == kernels::Accepted::keep_last) state_.done = 1;
+    if (stopper >= 0) note_stopped_by(stopper);
   }
 
   /// One whole step (the order above); `hooks` observe steps that ran a forward. Returns
@@ -399,8 +361,7 @@ class Decoder {
     BATON_CHECK(state_.pending > 0, usage_error, "Decoder: forwarded() with no pending tokens");
     logits_ = row;
     ++result_.forwards;
-    state_.position += state_.pending;
-    state_.pending = 0;
+    kernels::fed(state_);
   }
 
   /// The second half of a step (see begin_step()): hooks, transforms, the choice, the host
@@ -410,6 +371,7 @@ class Decoder {
     const StepPlan& p = plan_;
     std::optional<std::int32_t> supplied = supplied_;
     const bool skipped = skipped_;
+    int stopper = -1;  // the chain member that asks to stop after this step's token
     if (!skipped) {
       BATON_CHECK(state_.pending == 0, usage_error,
                   "Decoder: finish_step() before the step's forward (", state_.pending,
@@ -424,21 +386,18 @@ class Decoder {
     const std::int32_t token = supplied ? *supplied : choose_step();
     if (skipped) ++result_.skipped;
 
-    std::string_view stopped_by;
-    if constexpr (Chain::has_device_members && !backend::is_device) {
-      const int k = Chain::advance(branch_->params(), branch_->device_on_host(), token);
-      if (k >= 0) stopped_by = Chain::plugin_ids[k];
-    }
+    if constexpr (Chain::has_device_members && !backend::is_device)
+      stopper = Chain::advance(branch_->params(), branch_->device_on_host(), token);
     if constexpr (Chain::has_host_members) {
       if (host_hooks_) {
         const StepOutcome outcome{p, token, skipped,
                                   skipped ? std::span<const float>{} : host_logits()};
         const int k = chain_->after_step(branch_->host(), outcome);
-        if (k >= 0 && stopped_by.empty() && may_end()) stopped_by = Chain::plugin_ids[k];
+        if (k >= 0 && stopper < 0 && may_end()) stopper = k;
       }
     }
     hooks.after(step_view{p.step, p.position, skipped ? logits_view{} : logits_}, token);
-    accept(token, stopped_by);
+    accept(token, stopper);
     return !state_.done;
   }
   /// Steps until done. Without observer hooks, on a backend with a device loop, and with no
@@ -464,49 +423,42 @@ class Decoder {
            device_loop_takes<backend>(host_hooks_, opt_->stop_ids.size());
   }
 
-  /// The rest of the generation on the device: feeds pending tokens, then queues every step
-  /// and reads the outcome once (one host wait). Requires device_loop_applies().
-  void run_on_device() requires(has_device_loop) {
+  /// The rest of the generation on the device: feeds pending tokens, then queues every step,
+  /// the caller's `after` launches (run_device_loop: a relay's device gate, whose verdict lands
+  /// in DecodeResult::loop_verdict) and reads the outcome once (one host wait). Requires
+  /// device_loop_applies().
+  template <class After = NoLaunchesAfterLoop>
+  void run_on_device(After&& after = {}) requires(has_device_loop) {
     BATON_CHECK(device_loop_applies(), usage_error,
                 "Decoder: the device loop does not apply (done, host interceptors present, "
                 "more than ",
                 kernels::kMaxDeviceStopIds, " stop ids, or sampling options it cannot run)");
     forward();  // the logits are then the current step's
-    const DeviceLoopStart start{state_.position, state_.origin,  state_.steps,   state_.last_token,
-                                opt_->max_new,   opt_->stop_ids, position_skew_, device_gate_,
-                                adapter_from_,   &opt_->sampling};
+    const DeviceLoopStart start{state_, opt_->stop_ids, position_skew_, adapter_from_,
+                                &opt_->sampling};
     typename Chain::device_params none{};
     typename Chain::device_state* states = nullptr;
     if constexpr (Chain::has_device_members) states = raw_pointer(branch_->device().data());
     DeviceLoopOutcome out;
     try {
       out = run_device_loop<Chain>(*model_, *slice_, *cache_, *ws_, target_, start,
-                                   branch_ ? branch_->params() : none, states);
+                                   branch_ ? branch_->params() : none, states,
+                                   std::forward<After>(after));
     } catch (...) {
       state_.done = 1;  // the request is abandoned; the cache's bookkeeping is committed
       throw;
     }
-    const kernels::DeviceLoopState& st = out.state;
     result_.ids.insert(result_.ids.end(), out.ids.begin(), out.ids.end());
     result_.logprobs.insert(result_.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
     result_.forwards += out.appended;
     ++result_.host_waits;
-    result_.device_gate = st.gate;
-    state_.steps = st.steps;
-    state_.last_token = st.last_token;
-    state_.position = st.position;
-    state_.pending = state_.origin + state_.steps - state_.position;
-    state_.done = 1;
-    if (st.stop_id >= 0) {
+    result_.loop_verdict = out.state.verdict;
+    state_ = out.state.step;
+    if (state_.stop_id >= 0) {
       result_.stopped = true;
-      result_.stop_id = st.stop_id;
+      result_.stop_id = state_.stop_id;
     }
-    if constexpr (Chain::size > 0) {
-      if (st.stopped_by >= 0) {
-        result_.stopped = true;
-        result_.stopped_by = Chain::plugin_ids[static_cast<std::size_t>(st.stopped_by)];
-      }
-    }
+    if (state_.stopped_by >= 0) note_stopped_by(state_.stopped_by);
   }
 
   /// Test hook: the device loop adds `skew` to every write position its steps compute, so
@@ -525,23 +477,25 @@ class Decoder {
   /// The loop's state once a prompt of `tokens` ids ending in `last` (-1: unknown) is in.
   void after_prompt(int start_pos, int tokens, std::int32_t last) {
     ++result_.forwards;
-    state_.position = start_pos + tokens;
-    state_.origin = state_.position;
-    state_.last_token = last;
-    state_.steps = 0;
-    state_.pending = 0;
-    state_.done = opt_->max_new <= 0;
+    state_ = kernels::state_after_prompt(start_pos, tokens, last, opt_->max_new);
     // A member complete before the first step (a grammar matching only the empty string)
     // allows no token: the generation ends here, empty, stopped by it.
     if constexpr (Chain::size > 0) {
       if (chain_ && !state_.done) {
         if (const int k = chain_->complete_at_start(); k >= 0) {
-          result_.stopped = true;
-          result_.stopped_by = Chain::plugin_ids[static_cast<std::size_t>(k)];
+          note_stopped_by(k);
           state_.done = 1;
         }
       }
     }
+  }
+  /// Chain member `k` ended the generation.
+  void note_stopped_by(int k) {
+    result_.stopped = true;
+    if constexpr (Chain::size > 0)
+      result_.stopped_by = Chain::plugin_ids[static_cast<std::size_t>(k)];
+    else
+      (void)k;
   }
 
   Decoder(const Model& model, const Slice& slice, Cache& cache, Workspace<backend>& ws,
@@ -603,10 +557,26 @@ class Decoder {
         Chain::distribution_altering ? ", or the interceptors' masks left no token in common" : "");
   }
 
+  /// On a backend with a device loop, a plain greedy step whose row is not on the host chooses
+  /// with the split argmax kernels where the row is (one wait for the id): true, with `id`.
+  bool argmax_on_device(std::int32_t& id) {
+    if constexpr (has_device_loop) {
+      if (sampler_.active() || host_row_ready_) return false;
+      const int row = 0;
+      argmax_rows(*ws_, logits_pointer(logits_), static_cast<int>(logits_.size()),
+                  std::span<const int>(&row, 1), std::span<std::int32_t>(&id, 1));
+      return true;
+    } else {
+      (void)id;
+      return false;
+    }
+  }
   /// The step's logits row on the host, writable: the workspace's row on a host backend
-  /// (logits_ is the same memory, read-only), the fetched copy on a device backend.
+  /// (logits_ is the same memory, read-only), the fetched copy on a device backend (fetched
+  /// now when it is not yet: one wait).
   std::span<float> mutable_logits() {
     if constexpr (backend::is_device) {
+      if (!host_row_ready_) fetch_row();
       return host_row_;
     } else {
       // The row is a workspace's writable logits (this decoder's, or a batched forward's):
@@ -646,7 +616,6 @@ class Decoder {
   bool host_transforms_ = false;
   int position_skew_ = 0;
   int adapter_from_ = kAdapterFromSlice;  ///< the slice's activation start, fixed at prefill
-  kernels::DeviceGate device_gate_{};
   logits_view logits_{};
   std::vector<float> host_row_;  // device backends, stepped loop: the fetched row
   bool host_row_ready_ = false;

@@ -12,7 +12,7 @@
 ///   chain's TransformRowKernel and SampleChooseKernel (kernels/phased/sample_step.hpp) in
 ///   place of the partials,
 ///   (max_new - 1) x { forward from the descriptor the step wrote, the step's two launches },
-///   GateKernel, when a relay's built-in gate is evaluated on this stage's ids,
+///   the caller's launches after the loop (a relay's built-in gate on this stage's ids),
 /// then one read of the state (with the gate's verdict), the generated ids and, when asked,
 /// their log-probabilities. The repeated pair is
 /// the same launches at every step (the forward reads position and token from the descriptor;
@@ -44,7 +44,6 @@
 
 #include "baton/core/error.hpp"
 #include "baton/kernels/phased/decode_step.hpp"
-#include "baton/kernels/phased/gate.hpp"
 #include "baton/kernels/phased/sample_step.hpp"
 #include "baton/kernels/phased/store_value.hpp"
 #include "baton/kv/kv_buffer.hpp"
@@ -90,16 +89,11 @@ inline bool device_loop_samples(const SamplingOptions& s, int steps) {
 /// Where a device loop starts: the stepped loop's state right after a forward (pending = 0),
 /// and what it may do.
 struct DeviceLoopStart {
-  int position = 0;  ///< the slot's next write position
-  int origin = 0;
-  int steps = 0;  ///< tokens accepted before the loop (their ids are not re-read)
-  std::int32_t last_token = -1;
-  int max_new = 0;
+  /// The generation's state (the Decoder's own): the slot's next write position, the tokens
+  /// accepted before the loop (their ids are not re-read), max_new.
+  kernels::StepState state;
   std::span<const std::int32_t> stop_ids;  ///< at most kernels::kMaxDeviceStopIds
   int position_skew = 0;                   ///< test hook (DeviceLoopState::position_skew)
-  /// A built-in gate evaluated on the ids before the read (mode kGateNone: none). Needs
-  /// steps == 0: the ids it reads are the loop's own.
-  kernels::DeviceGate gate{};
   /// The slice's activation start (lora/activation.hpp): at or before `position` (every token
   /// the loop feeds back is adapted) or kAdapterNever (none is). A start inside the loop's
   /// tokens would need the position of each, which its captured step does not know.
@@ -109,10 +103,18 @@ struct DeviceLoopStart {
   const SamplingOptions* sampling = nullptr;
 };
 
+/// Launches a caller queues after the loop's steps and before its one read (run_device_loop's
+/// `after`): `after(exec, loop)` with the loop's buffer (DeviceLoopState, then the ids). A relay
+/// evaluates its built-in gate there and writes the verdict into the state's `verdict` word.
+struct NoLaunchesAfterLoop {
+  template <class Exec>
+  void operator()(Exec&, std::int32_t*) const {}
+};
+
 /// What the host learns at the loop's one read.
 struct DeviceLoopOutcome {
   kernels::DeviceLoopState state;
-  std::vector<std::int32_t> ids;  ///< the ids accepted by the loop (after start.steps)
+  std::vector<std::int32_t> ids;  ///< the ids accepted by the loop (after start.state.steps)
   int appended = 0;               ///< tokens the loop's forwards appended (committed)
   /// One per id in `ids`, when the start's sampling options asked for log-probabilities.
   std::vector<TokenLogprobs> logprobs;
@@ -171,63 +173,63 @@ inline std::size_t device_loop_words(int max_new, const SamplingOptions* s) {
 }
 
 /// Runs the loop (see the file comment) for `chain` on branch states `params` / `chain_state`
-/// (backend memory; null when the chain has no device member). Throws capacity_error before
+/// (backend memory; null when the chain has no device member), then the caller's `after`
+/// launches (NoLaunchesAfterLoop; they may read the ids from the first, so they need a loop
+/// that starts at step 0), then the one read. Throws capacity_error before
 /// queuing anything when the generation cannot fit the slot, and position_error /
 /// numeric_error after the read; in every case the cache's bookkeeping matches what was
 /// written and its prefix is untouched.
-template <class Chain, class Model, class Slice, class Cache>
+template <class Chain, class Model, class Slice, class Cache, class After = NoLaunchesAfterLoop>
 DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache& cache,
                                   Workspace<typename Model::backend>& ws, KvTarget target,
                                   const DeviceLoopStart& start,
                                   const typename Chain::device_params& params,
-                                  typename Chain::device_state* chain_state) {
+                                  typename Chain::device_state* chain_state, After&& after = {}) {
   using B = typename Model::backend;
   using Exec = typename BackendOps<B>::exec;
   using Ops = GridForwardOps<Model, Slice, Cache, Exec>;
   using Step = kernels::DecodeStepKernel<Chain>;
   using Start = kernels::LoopStartKernel;
   const ModelConfig& c = model.config();
-  const int remaining = start.max_new - start.steps;
-  BATON_CHECK(remaining > 0, usage_error, "device loop: nothing left to generate (", start.steps,
-              " of max_new ", start.max_new, ")");
+  const kernels::StepState& first = start.state;
+  const int remaining = first.max_new - first.steps;
+  BATON_CHECK(remaining > 0 && !first.done && first.pending == 0, usage_error,
+              "device loop: nothing left to generate (", first.steps, " of max_new ", first.max_new,
+              ", done ", first.done, ", ", first.pending, " ids not fed back)");
   BATON_CHECK(static_cast<int>(start.stop_ids.size()) <= kernels::kMaxDeviceStopIds, usage_error,
               "device loop: ", start.stop_ids.size(), " stop ids; the device step takes at most ",
               kernels::kMaxDeviceStopIds);
   // Every token but the last is fed back: the loop appends at most remaining - 1.
-  cache.check_write(target, start.position, remaining - 1);
+  cache.check_write(target, first.position, remaining - 1);
   detail::check_adapter_from(slice, start.adapter_from, "device loop");
-  BATON_CHECK(start.adapter_from <= start.position || start.adapter_from == kAdapterNever,
+  BATON_CHECK(start.adapter_from <= first.position || start.adapter_from == kAdapterNever,
               usage_error, "device loop: activation start ", start.adapter_from,
-              " lies after the loop's first position ", start.position,
+              " lies after the loop's first position ", first.position,
               " (it must be at or before it, or kAdapterNever)");
   const SamplingOptions* sampling =
       start.sampling && !start.sampling->plain_greedy() ? start.sampling : nullptr;
-  BATON_CHECK(!sampling || device_loop_samples(*sampling, start.steps), usage_error,
+  BATON_CHECK(!sampling || device_loop_samples(*sampling, first.steps), usage_error,
               "device loop: these sampling options need the stepped loop (more than ",
-              kernels::kMaxDeviceBias, " logit_bias entries, or penalties from step ", start.steps,
+              kernels::kMaxDeviceBias, " logit_bias entries, or penalties from step ", first.steps,
               " on)");
-  BATON_CHECK(start.gate.mode == kernels::kGateNone || start.steps == 0, usage_error,
-              "device loop: a device gate reads the loop's ids, so it needs the whole generation "
-              "(",
-              start.steps, " tokens were accepted before the loop)");
+  constexpr bool launches_after = !std::is_same_v<std::remove_cvref_t<After>, NoLaunchesAfterLoop>;
+  BATON_CHECK(!launches_after || first.steps == 0, usage_error,
+              "device loop: the launches after it read the loop's ids, so they need the whole "
+              "generation (",
+              first.steps, " tokens were accepted before the loop)");
 
   Ops::reserve(ws, c, kernels::attention_splits(cache.capacity(target)), 1, 1);
   auto& s = ws.extras.scratch();
-  const std::size_t words = device_loop_words(start.max_new, sampling);
+  const std::size_t words = device_loop_words(first.max_new, sampling);
   ws.extras.grow(s.loop, words);
-  if (sampling) reserve_device_sampling(ws, c.vocab_size, start.max_new, *sampling);
+  if (sampling) reserve_device_sampling(ws, c.vocab_size, first.max_new, *sampling);
   std::int32_t* loop = raw_pointer(s.loop.data());
 
   Exec exec(ws);
   kernels::DeviceLoopState init;
-  init.position = start.position;
-  init.origin = start.origin;
-  init.steps = start.steps;
-  init.done = 0;
-  init.last_token = start.last_token;
-  init.max_new = start.max_new;
+  init.step = first;
   init.position_skew = start.position_skew;
-  init.counted = start.steps;  // a penalized loop starts at step 0 (checked above)
+  init.counted = first.steps;  // a penalized loop starts at step 0 (checked above)
   exec.template launch<Start>(Start::config(), {init, loop});
 
   typename kernels::ArgmaxPartialKernel<Chain>::Args part{};
@@ -258,7 +260,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
     choose.logits = raw_pointer(ws.logits.data());
     choose.n = c.vocab_size;
     choose.loop = loop;
-    choose.max_new = start.max_new;
+    choose.max_new = first.max_new;
     choose.params = sampling->params;
     choose.seed = sampling->seed;
     choose.stream = sampling->stream;
@@ -288,12 +290,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
     decode_step();
   });
 
-  if (start.gate.mode != kernels::kGateNone) {
-    using Gate = kernels::GateKernel;
-    exec.template launch<Gate>(Gate::config(),
-                               {start.gate, loop + kernels::kLoopStateWords,
-                                loop + kernels::kLoopStepsWord, loop + kernels::kLoopGateWord});
-  }
+  after(exec, loop);
 
   std::vector<std::int32_t> back(words);
   exec.read(loop, std::span<std::int32_t>(back));  // the one wait
@@ -301,32 +298,34 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
   DeviceLoopOutcome out;
   static_assert(std::is_trivially_copyable_v<kernels::DeviceLoopState>);
   std::memcpy(static_cast<void*>(&out.state), back.data(), sizeof(out.state));
-  const kernels::DeviceLoopState& st = out.state;
-  out.appended = st.position - start.position;
+  const kernels::DeviceLoopState& loop_state = out.state;
+  const kernels::StepState& st = loop_state.step;
+  out.appended = st.position - first.position;
   if (out.appended > 0) cache.commit(target, out.appended);
-  if (st.error == kernels::kLoopPositionMismatch) {
+  if (loop_state.error == kernels::kLoopPositionMismatch) {
     // The same check, and so the same position_error, as a host-backend forward's.
-    cache.check_write(target, st.error_pos, 1);
+    cache.check_write(target, loop_state.error_pos, 1);
   }
-  BATON_CHECK(st.error != kernels::kLoopNonFinite, numeric_error, "decode step ", st.steps,
-              " at position ", st.error_pos,
+  BATON_CHECK(loop_state.error != kernels::kLoopNonFinite, numeric_error, "decode step ", st.steps,
+              " at position ", loop_state.error_pos,
               ": the logits are not finite (NaN or Inf); the model or adapter weights hold "
               "non-finite values or the computation overflowed",
               Chain::distribution_altering
                   ? ", or the interceptors' masks left no token in common (members: " +
                         Chain::member_names() + ")"
                   : std::string());
-  BATON_CHECK(st.error == kernels::kLoopOk && st.steps >= start.steps && st.steps <= start.max_new,
-              device_error, "device loop: inconsistent state read back (error ", st.error,
-              ", steps ", st.steps, ")");
-  out.ids.assign(back.begin() + kernels::kLoopStateWords + start.steps,
+  BATON_CHECK(loop_state.error == kernels::kLoopOk && st.steps >= first.steps &&
+                  st.steps <= first.max_new && st.done,
+              device_error, "device loop: inconsistent state read back (error ", loop_state.error,
+              ", steps ", st.steps, ", done ", st.done, ")");
+  out.ids.assign(back.begin() + kernels::kLoopStateWords + first.steps,
                  back.begin() + kernels::kLoopStateWords + st.steps);
   if (sampling && sampling->logprobs) {
-    for (int k = start.steps; k < st.steps; ++k) {
+    for (int k = first.steps; k < st.steps; ++k) {
       kernels::LogprobRecord r;
       static_assert(std::is_trivially_copyable_v<kernels::LogprobRecord>);
       std::memcpy(static_cast<void*>(&r),
-                  back.data() + kernels::kLoopStateWords + start.max_new +
+                  back.data() + kernels::kLoopStateWords + first.max_new +
                       static_cast<std::size_t>(k) * kernels::kLogprobWords,
                   sizeof(r));
       TokenLogprobs t;

@@ -14,7 +14,6 @@
 
 #include "baton/backend/host_grid.hpp"
 #include "baton/grid/host_grid.hpp"
-#include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/gemv.hpp"
 #include "baton/kernels/phased/gemv_blocks.hpp"
 #include "baton/model/backend_ops.hpp"
@@ -118,19 +117,6 @@ struct BackendOps<host_grid> {
   using logits_view = std::span<const float>;
   /// What runs the device loop's launches (model/device_loop.hpp).
   using exec = HostGridExec;
-  /// The device's split argmax (partials, then their combine), on the host grid.
-  static std::int32_t argmax(logits_view row) {
-    using KP = kernels::ArgmaxPartialKernel<kernels::PlainLogits>;
-    using KC = kernels::ArgmaxCombineKernel;
-    const int n = static_cast<int>(row.size());
-    const grid::Slices split = kernels::argmax_split(n);
-    std::vector<kernels::ArgmaxPair> partials(static_cast<std::size_t>(split.count));
-    std::int32_t id = -1;
-    grid::run_on_host_grid<KP>(KP::config(n),
-                               {row.data(), n, split.chunk, {}, nullptr, nullptr, partials.data()});
-    grid::run_on_host_grid<KC>(KC::config(), {partials.data(), split.count, &id});
-    return id;
-  }
 };
 
 }  // namespace baton

@@ -224,12 +224,9 @@ struct BackendOps<host> {
   template <class Model, class Slice, class Cache>
   using batch_ops = HostForwardOps<Model, Slice, Cache>;
   using logits_view = std::span<const float>;
-  /// The exact argmax, on vectors where the CPU has AVX2 (backend/host_sample.hpp: the same id).
-  static std::int32_t argmax(logits_view row) {
-    return host_simd::argmax(row.data(), static_cast<int>(row.size()));
-  }
   /// kernels::sample_row with the passes over the row on vectors where the CPU has AVX2 (the
-  /// same token); the Decoder's sampler calls it (Sampler::RowSampler).
+  /// same token, the exact argmax at temperature 0); the Decoder's sampler calls it
+  /// (Sampler::RowSampler).
   static std::int32_t sample_row(const float* row, int n, const kernels::SampleParams& p, double u,
                                  const kernels::SampleScratch& scratch) {
     return host_simd::sample_passes_on_avx2()

@@ -89,9 +89,9 @@ class RelayCursor {
     run.host_waits = g.host_waits;
     run.trace = std::move(g.trace);
     run.logprobs = std::move(g.logprobs);
-    if (g.device_gate >= 0) {
+    if (g.loop_verdict >= 0) {  // the stage's device gate ran (Stage::run_handed_off)
       run.gate_on_device = true;
-      device_verdict_ = g.device_gate == 1;
+      device_verdict_ = g.loop_verdict == 1;
     }
     latest_[static_cast<std::size_t>(stage_)] = run.ids;
     result_.runs.push_back(std::move(run));

@@ -9,7 +9,7 @@
 ///
 /// Life of a request (a ticket): queued → waits for a free slot of its stage → prefills its
 /// input in chunks (the step's token budget) → decodes one token per step with the stage's
-/// interceptors (Decoder::begin_step / forwarded / finish_step: the one decode step) → the
+/// interceptors (the session's next_row / take_logits: the one decode step) → the
 /// stage's output goes to the cursor, which picks the next stage or ends the relay. A failure
 /// (bad ids, a position or numeric error, an interceptor's exception) ends that request alone:
 /// its slot is released, the pre-warmed prefixes are never written, and the other requests go
@@ -333,18 +333,19 @@ class RelayScheduler final : public BatchedRelay {
           tokens += chunk;
           ++did.prefill_rows;
         } else {
-          auto& dec = r->session->decoder();
-          decode.release(dec.state().pending);
+          const int feed = r->session->tokens_to_feed();
+          decode.release(feed);
           // A row longer than the budget (tokens supplied by step-skip) runs alone.
-          if (tokens > 0 && tokens + dec.state().pending > opt_.max_tokens) continue;
-          if (!guard(r, [&] { r->needs_forward = dec.begin_step(); })) continue;
-          if (!r->needs_forward) {
-            finish_step(r);  // supplied by an interceptor: no forward for this step
+          if (tokens > 0 && tokens + feed > opt_.max_tokens) continue;
+          std::optional<typename Session::Row> row;
+          if (!guard(r, [&] { row = r->session->next_row(); })) continue;
+          if (!row) {
+            after_step(r);  // supplied by an interceptor: no forward for this step
             continue;
           }
-          add_row(r, dec.pending_tokens(), dec.position(), true, in_batch);
+          add_row(r, row->tokens, row->position, true, in_batch);
           if (r->done) continue;
-          tokens += static_cast<int>(dec.pending_tokens().size());
+          tokens += static_cast<int>(row->tokens.size());
           ++did.decode_rows;
         }
       }
@@ -413,7 +414,6 @@ class RelayScheduler final : public BatchedRelay {
     int prefilled = 0;                     ///< input ids already through the model
     int chunk = 0;                         ///< ids of this step's prefill row
     int adapter_from = kAdapterFromSlice;  ///< the stage's activation start for this input
-    bool needs_forward = false;
     // The shared sequence's slot (a relay of activated adapters), held for the whole request,
     // and what the base still has to append there before the next stage starts.
     int shared_slot = -1;
@@ -450,7 +450,7 @@ class RelayScheduler final : public BatchedRelay {
       if (r->done || !r->session || r->prefilled < static_cast<int>(r->input.size())) continue;
       if (res.rows == opt_.max_rows) break;
       ++res.rows;
-      res.tokens += r->session->decoder().state().pending;
+      res.tokens += r->session->tokens_to_feed();
     }
     return res;
   }
@@ -608,9 +608,8 @@ class RelayScheduler final : public BatchedRelay {
         }
         continue;
       }
-      r->session->decoder().forwarded(row);
-      take_device_choice(r);
-      finish_step(r);
+      if (!guard(r, [&] { r->session->take_logits(row, take_device_choice(r)); })) continue;
+      after_step(r);
     }
   }
 
@@ -628,7 +627,7 @@ class RelayScheduler final : public BatchedRelay {
       r->device_choice.reset();
       if (!rows_[k].logits) continue;
       const int row = logit_row++;
-      if (r->done || !r->session || !r->session->decoder().chooses_by_argmax()) continue;
+      if (r->done || !r->session || !r->session->chooses_by_argmax()) continue;
       const bool chooses = r->prefilled >= static_cast<int>(r->input.size()) ||
                            r->prefilled + r->chunk >= static_cast<int>(r->input.size());
       if (!chooses) continue;
@@ -648,25 +647,19 @@ class RelayScheduler final : public BatchedRelay {
   }
 
   /// Hands `r`'s step the token choose_on_device chose for it, if it did.
-  void take_device_choice(Request* r) {
-    if (!r->device_choice) return;
-    const std::int32_t id = *std::exchange(r->device_choice, std::nullopt);
-    if (!r->session->decoder().done()) r->session->decoder().chosen_for_step(id);
+  std::optional<std::int32_t> take_device_choice(Request* r) {
+    return std::exchange(r->device_choice, std::nullopt);
   }
 
   /// `r`'s prompt is in: its first step, from the prompt's last logits `row` (no forward).
   template <class LogitsRow>
   void first_step(Request* r, const LogitsRow& row) {
-    auto& dec = r->session->decoder();
-    dec.prefilled(r->start, static_cast<int>(r->input.size()), r->input.back(), row,
-                  r->adapter_from);
-    if (!guard(r, [&] { r->needs_forward = dec.done() ? false : dec.begin_step(); })) return;
-    if (dec.done()) {
-      end_stage(r);
+    if (!guard(r, [&] {
+          r->session->take_prompt_logits(r->start, r->input, row, r->adapter_from,
+                                         take_device_choice(r));
+        }))
       return;
-    }
-    take_device_choice(r);
-    finish_step(r);
+    after_step(r);
   }
 
   /// `r`'s prompt is in: the choices waiting for it get a copy of its slot (KvBuffer::fork) and
@@ -693,13 +686,12 @@ class RelayScheduler final : public BatchedRelay {
     return forked;
   }
 
-  /// The second half of `r`'s step; ends the stage run when the generation is done.
-  void finish_step(Request* r) {
-    auto& dec = r->session->decoder();
-    if (!guard(r, [&] { dec.finish_step(); })) return;
+  /// After `r`'s step: its new tokens to the request's callbacks; ends the stage run when the
+  /// generation is done.
+  void after_step(Request* r) {
     ++events_;
-    const auto& ids = dec.result().ids;
-    const auto& logprobs = dec.result().logprobs;
+    const auto& ids = r->session->result().ids;
+    const auto& logprobs = r->session->result().logprobs;
     if (r->options.on_token || r->options.on_logprobs) {
       for (; r->seen < ids.size(); ++r->seen) {
         if (r->options.on_token)
@@ -709,7 +701,7 @@ class RelayScheduler final : public BatchedRelay {
                                  logprobs[r->seen]);
       }
     }
-    if (dec.done()) end_stage(r);
+    if (r->session->done()) end_stage(r);
   }
 
   /// `r`'s stage run is over: its output goes to the cursor, its slot back to the pool.

@@ -291,7 +291,7 @@ class Stage final : public StageBase<typename Model::backend> {
   }
 
   /// Starts a request on `slot` whose input of `tokens` ids the caller prefills itself (the
-  /// batch scheduler: the session's decoder() takes the forward's row through prefilled()).
+  /// batch scheduler: the session takes the forward's row through take_prompt_logits()).
   /// Checks what begin() checks and rewinds the slot to the prefix. Reading a shared sequence,
   /// the slot starts at the end of its slot `shared_slot` (-1: the same index); the first
   /// position is then cache().position(KvTarget::in_slot(slot)). `own`, when given, is what the
@@ -419,8 +419,16 @@ class Stage final : public StageBase<typename Model::backend> {
                                       a.first_pos = start;
                                       exec.template launch<K>(K::config(), a);
                                     });
-      s.decoder_.set_device_gate(gate);
-      s.decoder_.run_on_device();
+      if (gate.mode == kernels::kGateNone) {
+        s.decoder_.run_on_device();
+      } else {  // the gate reads this run's ids and count; its verdict comes back with them
+        s.decoder_.run_on_device([&gate](auto& exec, std::int32_t* loop) {
+          using Gate = kernels::GateKernel;
+          exec.template launch<Gate>(
+              Gate::config(), {gate, loop + kernels::kLoopStateWords,
+                               loop + kernels::kLoopStepsWord, loop + kernels::kLoopVerdictWord});
+        });
+      }
       return finish(s);
     } else {
       (void)plan, (void)tokens, (void)gate, (void)slot, (void)cycle;
@@ -559,9 +567,49 @@ class Session {
   const typename StageT::request_state::branch_type& branch() const { return request_->branch(0); }
   /// What the generation produced so far, with its counters (forwards, skipped, host waits).
   const DecodeResult& result() const { return decoder_.result(); }
-  /// The session's decode loop, for a caller that runs its forwards itself (the batch
-  /// scheduler: Decoder::begin_step, forwarded, finish_step).
-  auto& decoder() { return decoder_; }
+
+  // ---- a batched step: rows in, logits out (the batch scheduler runs the forwards) --------
+  using logits_view = typename BackendOps<typename StageT::backend>::logits_view;
+  /// What a batched forward runs for this generation's step: `tokens` appended at `position`;
+  /// the row of logits its last token gives is the step's.
+  struct Row {
+    std::span<const std::int32_t> tokens;
+    int position = 0;
+  };
+  /// The tokens the next step feeds back (accepted ids not yet through the model: one after a
+  /// chosen token, more after supplied ones), to budget a batch before next_row().
+  int tokens_to_feed() const { return decoder_.state().pending; }
+  /// Whether every step chooses by the plain argmax of its row (no sampler, no interceptor that
+  /// reads or rewrites it), so the caller may choose it beforehand (model/device_choice.hpp).
+  bool chooses_by_argmax() const { return decoder_.chooses_by_argmax(); }
+  /// The caller appended the request's `input` at `start` itself (in chunks of batched
+  /// forwards, `adapter_from` the activation start they used) and `logits` is the last input
+  /// token's row: takes the first step from it (`chosen`: the caller's argmax of that row, for
+  /// a generation that chooses_by_argmax()), unless the generation is over before one.
+  void take_prompt_logits(int start, std::span<const std::int32_t> input, logits_view logits,
+                          int adapter_from, std::optional<std::int32_t> chosen = std::nullopt) {
+    decoder_.prefilled(start, static_cast<int>(input.size()), input.back(), logits, adapter_from);
+    if (decoder_.done()) return;
+    decoder_.begin_step();  // nothing to feed: the prompt's logits are this step's
+    if (chosen) decoder_.chosen_for_step(*chosen);
+    decoder_.finish_step();
+  }
+  /// Starts the next step (the host interceptors' before_step): the row it needs from a
+  /// batched forward, or none when an interceptor supplied the token, which ends the step here
+  /// (ids() grew by it, or the generation is done()).
+  std::optional<Row> next_row() {
+    if (decoder_.begin_step()) return Row{decoder_.pending_tokens(), decoder_.position()};
+    decoder_.finish_step();
+    return std::nullopt;
+  }
+  /// The batched forward ran next_row()'s tokens and `logits` is the row their last one gave:
+  /// chooses (`chosen`: the caller's argmax of that row, as for take_prompt_logits) and
+  /// accepts.
+  void take_logits(logits_view logits, std::optional<std::int32_t> chosen = std::nullopt) {
+    decoder_.forwarded(logits);
+    if (chosen) decoder_.chosen_for_step(*chosen);
+    decoder_.finish_step();
+  }
   /// Ends the session and hands back what it generated (Stage::finish does the same).
   DecodeResult finish() { return release(); }
 

@@ -10,7 +10,7 @@
 /// then one block of DecodeStepKernel<Chain> per step:
 ///   phase 0: the argmax of those partials (the host Decoder's rule: largest value, lowest id
 ///            on a tie, -1 for a non-finite winner);
-///   phase 1: thread 0 accepts the id by the rule Decoder::accept uses (kernels/accept.hpp:
+///   phase 1: thread 0 accepts the id as Decoder::accept does (kernels/accept.hpp's accept_step:
 ///            stop ids, interceptor stop, max_new; after the device advance), then writes the
 ///            descriptor and token id of the forward that feeds it back — after checking the write
 ///            position against the slot's counter. A mismatch writes nothing: it sets the error
@@ -40,25 +40,19 @@ enum DeviceLoopError : std::int32_t {
   kLoopNonFinite = 2,         ///< the logits' winner was NaN or Inf
 };
 
-/// The loop's state in backend memory: what Decoder keeps in DecodeState, plus the outcome the
-/// host reads once. All 32-bit integers, so the generated ids can follow it in one buffer and
-/// one copy brings both back.
+/// The loop's state in backend memory: the generation's StepState (kernels/accept.hpp: the
+/// host Decoder's own, which the loop starts from and hands back), plus what only the loop
+/// needs and the outcome the host reads once. All 32-bit integers, so the generated ids can
+/// follow it in one buffer and one copy brings both back.
 struct DeviceLoopState {
-  std::int32_t position = 0;     ///< the slot's write counter: where the next append must land
-  std::int32_t origin = 0;       ///< position of the first generated token
-  std::int32_t steps = 0;        ///< tokens accepted so far (each is in the ids after the state)
-  std::int32_t done = 0;         ///< nonzero once the generation ended
-  std::int32_t last_token = -1;  ///< the last accepted token
-  std::int32_t max_new = 0;
-  std::int32_t stop_id = -1;     ///< the stop id chosen, when one ended it
-  std::int32_t stopped_by = -1;  ///< chain member that asked to stop, when one did
+  StepState step;
   std::int32_t error = kLoopOk;  ///< DeviceLoopError
   std::int32_t error_pos = -1;   ///< the position the failed step computed
   /// Test hook: added to the position a step computes for its append, to force a mismatch.
   std::int32_t position_skew = 0;
-  /// The device gate's verdict on the ids (1 pass, 0 fail), -1 when none ran
-  /// (kernels/phased/gate.hpp).
-  std::int32_t gate = -1;
+  /// A word the caller's launches after the loop may set before the one read (a relay's
+  /// device gate writes its verdict here: relay/stage.hpp); -1 otherwise.
+  std::int32_t verdict = -1;
   /// A sampled loop's penalty counts (kernels::count_generated over its ids): how much of its
   /// tables is filled, and how many of the ids are counted (SampleChooseKernel catches up at
   /// each step, so the accept step needs no sampling state).
@@ -69,48 +63,45 @@ struct DeviceLoopState {
 /// 32-bit words of the state; the generated ids start right after it.
 inline constexpr int kLoopStateWords = sizeof(DeviceLoopState) / sizeof(std::int32_t);
 static_assert(sizeof(DeviceLoopState) == kLoopStateWords * sizeof(std::int32_t));
+/// The word at byte `offset` of the loop's buffer.
+constexpr int loop_word(std::size_t offset) {
+  return static_cast<int>(offset / sizeof(std::int32_t));
+}
 /// Words of the state that a relay reads on the device: the count of generated ids (the
-/// hand-off's length, relay/device_handoff.hpp) and the gate's verdict.
-inline constexpr int kLoopStepsWord = offsetof(DeviceLoopState, steps) / sizeof(std::int32_t);
+/// hand-off's length, relay/device_handoff.hpp) and the verdict its gate writes.
+inline constexpr int kLoopStepsWord =
+    loop_word(offsetof(DeviceLoopState, step) + offsetof(StepState, steps));
+inline constexpr int kLoopVerdictWord = loop_word(offsetof(DeviceLoopState, verdict));
 /// The word a step's argmax partials skip their work on (`done`).
-inline constexpr int kLoopDoneWord = offsetof(DeviceLoopState, done) / sizeof(std::int32_t);
-inline constexpr int kLoopGateWord = offsetof(DeviceLoopState, gate) / sizeof(std::int32_t);
+inline constexpr int kLoopDoneWord =
+    loop_word(offsetof(DeviceLoopState, step) + offsetof(StepState, done));
 
 /// Stop ids a step carries in its arguments (more fall back to the stepped loop).
 inline constexpr int kMaxDeviceStopIds = 16;
 
-/// Accepts `id` into `st` (thread 0 of the step; see the file comment). Returns the position
-/// the next forward appends `id` at, or -1 when no forward follows (done, or an error).
+/// Accepts `id` into `st` by the host's rule (accept_step; thread 0 of the step, see the file
+/// comment) and stores it after the state. Returns the position the next forward appends `id`
+/// at, or -1 when no forward follows (done, or an error).
 BATON_HD inline int accept_on_device(DeviceLoopState& st, std::int32_t* ids, std::int32_t id,
                                      int stopper, const std::int32_t* stop_ids, int n_stop) {
-  const Accepted verdict = accept_rule(id, stopper, st.steps, st.max_new, stop_ids, n_stop);
+  StepState& s = st.step;
+  const Accepted verdict = accept_step(s, id, stopper, stop_ids, n_stop);
   if (verdict == Accepted::invalid) {
     st.error = kLoopNonFinite;
-    st.error_pos = st.origin + st.steps;
-    st.done = 1;
+    st.error_pos = s.origin + s.steps;
     return -1;
   }
-  if (verdict == Accepted::stop_id) {  // ends the generation; the id is not kept
-    st.stop_id = id;
-    st.done = 1;
-    return -1;
-  }
-  ids[st.steps] = id;
-  ++st.steps;
-  st.last_token = id;
-  if (stopper >= 0) st.stopped_by = stopper;  // an interceptor's stop keeps the token it saw
-  if (verdict == Accepted::keep_last) {
-    st.done = 1;
-    return -1;  // nothing reads the last token's K/V
-  }
-  const int at = st.origin + st.steps - 1 + st.position_skew;
-  if (at != st.position) {
+  if (verdict == Accepted::stop_id) return -1;  // ends the generation; the id is not kept
+  ids[s.steps - 1] = id;
+  if (verdict == Accepted::keep_last) return -1;  // nothing reads the last token's K/V
+  const int at = feed_position(s) + st.position_skew;
+  if (at != s.position) {
     st.error = kLoopPositionMismatch;
     st.error_pos = at;
-    st.done = 1;
+    s.done = 1;
     return -1;
   }
-  ++st.position;
+  fed(s);
   return at;
 }
 
@@ -147,10 +138,10 @@ struct DecodeStepKernel {
     if constexpr (P == 0) {
       // `done` is written only by thread 0 in phase 1, so every thread of phase 0 sees the
       // same value and the block skips the collective together.
-      if (state(a).done) return;
+      if (state(a).step.done) return;
       grid::block_reduce(at, sh.best, partial_of(a.partials, a.n_partials, at.thread),
                          grid::ArgmaxOp{});
-    } else if (at.thread == 0 && !state(a).done) {
+    } else if (at.thread == 0 && !state(a).step.done) {
       const std::int32_t id = argmax_id(sh.best.result);
       int stopper = -1;
       if constexpr (Chain::has_device_members) {

@@ -4,7 +4,7 @@
 /// @brief The relay's built-in gates on the device: whether the gating stage's output (ids
 ///        and count in backend memory) starts with, or contains, a needle of ids. The verdict
 ///        is written into the stage's loop state, so the stage's one read brings it back with
-///        the ids (model/device_loop.hpp queues it after the loop).
+///        the ids (relay/stage.hpp queues it after the stage's device loop).
 ///
 /// One block: every thread tries the start offsets t, t + kThreads, ... (only 0 for
 /// starts_with) and the block ORs the matches; thread 0 stores 1 (pass) or 0 (fail).

@@ -101,21 +101,21 @@ struct SampleChooseKernel {
   template <int P>
   BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
     DeviceLoopState& st = *reinterpret_cast<DeviceLoopState*>(a.loop);
-    if (at.thread != 0 || st.done) return;
+    if (at.thread != 0 || st.step.done) return;
     const std::int32_t* ids = a.loop + kLoopStateWords;
     if (a.penalized)  // the ids accepted since the last step join the counts
-      for (; st.counted < st.steps; ++st.counted)
+      for (; st.counted < st.step.steps; ++st.counted)
         count_generated(a.counts, st.penalties, ids[st.counted]);
     apply_logit_bias(a.logits, a.bias, a.n_bias);
     apply_penalties(a.logits, a.counts.seen, st.penalties.n_seen, a.params);
     const double u =
         a.params.temperature > 0.0f
-            ? sample_uniform(a.seed, a.stream, static_cast<std::uint32_t>(st.steps), a.run)
+            ? sample_uniform(a.seed, a.stream, static_cast<std::uint32_t>(st.step.steps), a.run)
             : 0.0;
     const std::int32_t id = sample_row<RowPasses>(a.logits, a.n, a.params, u, a.scratch);
-    if (a.top_logprobs >= 0 && id >= 0 && st.steps < a.max_new) {
+    if (a.top_logprobs >= 0 && id >= 0 && st.step.steps < a.max_new) {
       LogprobRecord& r = *reinterpret_cast<LogprobRecord*>(a.loop + kLoopStateWords + a.max_new +
-                                                           st.steps * kLogprobWords);
+                                                           st.step.steps * kLogprobWords);
       r.id = id;
       r.n_top =
           log_probs(a.logits, a.n, a.params.temperature, id, a.top_logprobs, &r.logprob, r.top);
