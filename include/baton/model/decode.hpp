@@ -30,6 +30,7 @@
 #include "baton/model/device_prefill.hpp"
 #include "baton/model/forward.hpp"
 #include "baton/model/sampling.hpp"
+#include "baton/model/step_logits.hpp"
 
 namespace baton {
 
@@ -74,7 +75,7 @@ using DecodeState = kernels::StepState;
 /// Observer hooks a run of the loop calls at every step that runs a forward; all optional
 /// (see NoDecodeHooks). Interceptors are the extension point (intercept/chain.hpp); these
 /// serve tools that only watch:
-///   before(view) -> std::optional<int32>: may supply the step's token (skipping choose());
+///   before(view) -> std::optional<int32>: may supply the step's token (skipping choose_step());
 ///   after(view, token): sees the logits (empty when the step was skipped) and the token.
 /// `view` is a DecodeStepView {step, position, logits}.
 struct NoDecodeHooks {
@@ -138,8 +139,8 @@ class Decoder {
   void prefill(std::span<const std::int32_t> prompt, int start_pos,
                std::span<const std::int32_t> context = {}) {
     adapter_from_ = activation_start(context, prompt, start_pos);
-    logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, start_pos, prompt,
-                             Logits::last, adapter_from_);
+    logits_.set(baton::forward(*model_, *ws_, *slice_, *cache_, target_, start_pos, prompt,
+                               Logits::last, adapter_from_));
     after_prompt(start_pos, static_cast<int>(prompt.size()), prompt.empty() ? -1 : prompt.back());
   }
 
@@ -150,7 +151,7 @@ class Decoder {
   /// tokens' forwards keep.
   void prefilled(int start_pos, int tokens, std::int32_t last, logits_view row,
                  int adapter_from = kAdapterFromSlice) {
-    logits_ = row;
+    logits_.set(row);
     adapter_from_ = adapter_from;
     after_prompt(start_pos, tokens, last);
   }
@@ -182,8 +183,8 @@ class Decoder {
     BATON_CHECK(!slice_->activated(), usage_error, "the activated LoRA '", slice_->name(),
                 "' needs its prompt on the host to find its invocation; prefill() it");
     adapter_from_ = kAdapterFromSlice;
-    logits_ = forward_in_scratch(*model_, *ws_, *slice_, *cache_, target_, start_pos, tokens,
-                                 std::forward<Fill>(fill));
+    logits_.set(forward_in_scratch(*model_, *ws_, *slice_, *cache_, target_, start_pos, tokens,
+                                   std::forward<Fill>(fill)));
     after_prompt(start_pos, tokens, -1);
   }
 
@@ -211,8 +212,8 @@ class Decoder {
     const int n = state_.pending;
     const std::span<const std::int32_t> fresh(result_.ids.data() + result_.ids.size() - n,
                                               static_cast<std::size_t>(n));
-    logits_ = baton::forward(*model_, *ws_, *slice_, *cache_, target_, state_.position, fresh,
-                             Logits::last, adapter_from_);
+    logits_.set(baton::forward(*model_, *ws_, *slice_, *cache_, target_, state_.position, fresh,
+                               Logits::last, adapter_from_));
     ++result_.forwards;
     kernels::fed(state_);
   }
@@ -223,7 +224,7 @@ class Decoder {
   void transform_logits(const StepPlan& p) {
     if constexpr (Chain::alters_on_device || Chain::alters_on_host) {
       if (!device_transforms_ && !host_transforms_) return;
-      const std::span<float> row = mutable_logits();
+      const std::span<float> row = logits_.on_host();
       if constexpr (Chain::alters_on_device && !backend::is_device) {
         const auto& params = branch_->params();
         const auto& states = branch_->device_on_host();
@@ -267,7 +268,7 @@ class Decoder {
     if (chosen_) {  // chosen with the rest of a batch (chosen_for_step)
       id = *std::exchange(chosen_, std::nullopt);
     } else if (!argmax_on_device(id)) {
-      const std::span<float> row = mutable_logits();
+      const std::span<float> row = logits_.on_host();
       if constexpr (requires { &ops::sample_row; }) {
         id = sampler_.choose(row, state_.steps, &ops::sample_row);  // the backend's passes
       } else {
@@ -288,7 +289,7 @@ class Decoder {
     const kernels::Accepted verdict = kernels::accept_step(
         state_, token, stopper, opt_->stop_ids.data(), static_cast<int>(opt_->stop_ids.size()));
     switch (verdict) {
-      case kernels::Accepted::invalid:  // choose() never returns one: a supplied token
+      case kernels::Accepted::invalid:  // choose_step() never returns one: a supplied token
         BATON_FAIL(usage_error, stage_.empty() ? "" : "stage '", stage_,
                    stage_.empty() ? "" : "': ", "decode step ", state_.steps,
                    ": the supplied token ", token, " is not an id");
@@ -345,7 +346,7 @@ class Decoder {
       }
     }
     skipped_ = supplied_.has_value();
-    if constexpr (backend::is_device) host_row_ready_ = false;
+    logits_.new_step();
     return !skipped_ && state_.pending > 0;
   }
 
@@ -359,7 +360,7 @@ class Decoder {
   /// scheduler): `row` is its last row of logits, which this step chooses from.
   void forwarded(logits_view row) {
     BATON_CHECK(state_.pending > 0, usage_error, "Decoder: forwarded() with no pending tokens");
-    logits_ = row;
+    logits_.set(row);
     ++result_.forwards;
     kernels::fed(state_);
   }
@@ -376,10 +377,10 @@ class Decoder {
       BATON_CHECK(state_.pending == 0, usage_error,
                   "Decoder: finish_step() before the step's forward (", state_.pending,
                   " pending tokens)");
-      supplied = hooks.before(step_view{p.step, p.position, logits_});
+      supplied = hooks.before(step_view{p.step, p.position, logits_.view()});
       if constexpr (backend::is_device) {
-        if (host_hooks_) fetch_row();            // host members see the logits on the host
-        if (!host_hooks_) ++result_.host_waits;  // choose() waits for the id
+        if (host_hooks_) logits_.on_host();      // host members see the logits on the host
+        if (!host_hooks_) ++result_.host_waits;  // the choice waits for the id or the row
       }
     }
     if (!supplied) transform_logits(p);
@@ -391,12 +392,12 @@ class Decoder {
     if constexpr (Chain::has_host_members) {
       if (host_hooks_) {
         const StepOutcome outcome{p, token, skipped,
-                                  skipped ? std::span<const float>{} : host_logits()};
+                                  skipped ? std::span<const float>{} : logits_.on_host()};
         const int k = chain_->after_step(branch_->host(), outcome);
         if (k >= 0 && stopper < 0 && may_end()) stopper = k;
       }
     }
-    hooks.after(step_view{p.step, p.position, skipped ? logits_view{} : logits_}, token);
+    hooks.after(step_view{p.step, p.position, skipped ? logits_view{} : logits_.view()}, token);
     accept(token, stopper);
     return !state_.done;
   }
@@ -469,7 +470,7 @@ class Decoder {
   int position() const { return state_.position; }
   int steps() const { return state_.steps; }
   const DecodeState& state() const { return state_; }
-  logits_view logits() const { return logits_; }
+  logits_view logits() const { return logits_.view(); }
   const DecodeResult& result() const { return result_; }
   DecodeResult take_result() { return std::move(result_); }
 
@@ -538,7 +539,7 @@ class Decoder {
       return true;
     }
   }
-  /// choose() found no finite logit: either the chain's members left no token in common (a
+  /// choose_step() found no finite logit: either the chain's members left no token in common (a
   /// usage_error naming them; host backends can ask each member) or the logits were not finite.
   [[noreturn]] void fail_no_choice() const {
     if constexpr (Chain::alters_on_device && !backend::is_device) {
@@ -561,9 +562,9 @@ class Decoder {
   /// with the split argmax kernels where the row is (one wait for the id): true, with `id`.
   bool argmax_on_device(std::int32_t& id) {
     if constexpr (has_device_loop) {
-      if (sampler_.active() || host_row_ready_) return false;
+      if (sampler_.active() || logits_.copied()) return false;
       const int row = 0;
-      argmax_rows(*ws_, logits_pointer(logits_), static_cast<int>(logits_.size()),
+      argmax_rows(*ws_, logits_pointer(logits_.view()), static_cast<int>(logits_.size()),
                   std::span<const int>(&row, 1), std::span<std::int32_t>(&id, 1));
       return true;
     } else {
@@ -571,35 +572,6 @@ class Decoder {
       return false;
     }
   }
-  /// The step's logits row on the host, writable: the workspace's row on a host backend
-  /// (logits_ is the same memory, read-only), the fetched copy on a device backend (fetched
-  /// now when it is not yet: one wait).
-  std::span<float> mutable_logits() {
-    if constexpr (backend::is_device) {
-      if (!host_row_ready_) fetch_row();
-      return host_row_;
-    } else {
-      // The row is a workspace's writable logits (this decoder's, or a batched forward's):
-      // the view is read-only only because forward() hands it out that way.
-      return {const_cast<float*>(logits_.data()), logits_.size()};
-    }
-  }
-  /// The step's logits as host members see them.
-  std::span<const float> host_logits() {
-    if constexpr (backend::is_device) {
-      return host_row_;
-    } else {
-      return logits_;
-    }
-  }
-  /// Device backends, stepped loop with host members: copies the step's row to the host (one
-  /// counted wait on the logits' context; the buffer is sized once).
-  void fetch_row() requires(backend::is_device) {
-    host_row_.resize(logits_.size());
-    logits_.owner->context().copy_to_host(logits_.data, std::span<float>(host_row_));
-    host_row_ready_ = true;
-  }
-
   const Model* model_;
   const Slice* slice_;
   Cache* cache_;
@@ -616,9 +588,7 @@ class Decoder {
   bool host_transforms_ = false;
   int position_skew_ = 0;
   int adapter_from_ = kAdapterFromSlice;  ///< the slice's activation start, fixed at prefill
-  logits_view logits_{};
-  std::vector<float> host_row_;  // device backends, stepped loop: the fetched row
-  bool host_row_ready_ = false;
+  StepLogits<backend, logits_view> logits_;  ///< this step's row, and its host copy
   Sampler sampler_;              // the options' sampling state (inactive when greedy)
   TokenLogprobs step_logprobs_;  // this step's, from choose_step(), until accept()
   DecodeState state_;
@@ -627,7 +597,7 @@ class Decoder {
   StepPlan plan_{};
   std::optional<std::int32_t> supplied_;
   bool skipped_ = false;
-  std::optional<std::int32_t> chosen_;  ///< chosen_for_step()'s id, until choose() takes it
+  std::optional<std::int32_t> chosen_;  ///< chosen_for_step()'s id, until choose_step() takes it
 };
 
 /// Appends `prompt` to `target` at `start_pos` and generates greedily: the Decoder without
