@@ -60,11 +60,10 @@ class ModelHandle {
   ModelHandle(const std::string& path, const std::optional<std::string>& tokenizer,
               const LoadOptions& load)
       : path_(path),
-        storage_(load.storage_type()),
+        storage_((load.check(), load.storage_type())),  // the keywords first, then the files
         config_(load_runtime_config(path)),
         context_(HostContextOptions{.threads = load.threads.value_or(0),
                                     .bf16_products = load.bf16_products}) {
-    load.check();
     const std::filesystem::path tok_file = tokenizer
                                                ? std::filesystem::path(*tokenizer)
                                                : std::filesystem::path(path) / "tokenizer.json";

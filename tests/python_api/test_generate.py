@@ -49,12 +49,21 @@ def test_ids_and_logits_equal_the_cli(cli, golden, model, adapter):
     assert np.array_equal(g.logits, np.array(ref["logits"], dtype=np.float32))
 
 
-def test_stops_at_the_models_eos_as_the_cli_does(cli, golden):
-    model_dir = os.path.join(golden, "qwen-e")
-    for seed in range(6):
-        ids = prompt_for("qwen-e", 100 + seed, 5)
-        g = baton.Model(model_dir).generate(ids, max_new=40)
-        assert g.ids == cli_generate(cli, model_dir, ids, 40)["ids"]
+def test_stops_at_the_models_eos_as_the_cli_does(cli, demo):
+    """The demo model ends its answer with <|im_end|> (config.json's eos_token_id): generation
+    stops there, before max_new, and the stop id is not among the ids."""
+    m = baton.Model(demo)
+    tok = os.path.join(demo, "tokenizer.json")
+    for question in ("Mia has 7 pears and buys 5 more. How many pears does she have?",
+                     "Sam has 9 apples and eats 4 of them. How many apples are left?"):
+        prompt = f"<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+        g = m.generate(prompt, max_new=40, adapter=os.path.join(demo, "adapters", "extract"))
+        ref = cli("generate", "--model", demo, "--tokenizer", tok, "--prompt", prompt, "--max-new",
+                  "40", "--adapter", os.path.join(demo, "adapters", "extract"), "--json")
+        assert g.ids == ref["ids"]
+        assert 0 < len(g.ids) < 40 and 2 not in g.ids, g.ids
+        assert len(m.generate(prompt, max_new=40, ignore_eos=True,
+                              adapter=os.path.join(demo, "adapters", "extract")).ids) == 40
 
 
 def test_step_logits_equal_the_cli(cli, golden):
