@@ -112,3 +112,8 @@ def test_errors_are_catchable_as_baton_error_and_runtime_error():
     for base in (baton.Error, RuntimeError):
         with pytest.raises(base):
             baton.Model("/nonexistent/model")
+
+
+def test_chat_without_a_template_is_a_config_error(demo):
+    with pytest.raises(baton.ConfigError, match="word-problems"):
+        baton.Model(demo).generate("hello", max_new=2, chat=True)

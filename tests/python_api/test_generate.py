@@ -150,3 +150,15 @@ def test_generate_equals_transformers_and_peft(golden):
                 assert mine in hf["tied"][step]
                 break
             assert mine == theirs, f"{case}: step {step}"
+
+
+def test_json_schema_grammar_equals_the_cli(cli, demo, tmp_path):
+    schema = '{"type": "integer"}'
+    (tmp_path / "schema.json").write_text(schema)
+    prompt = "<|im_start|>user\nMia has 7 pears and buys 5 more.<|im_end|>\n<|im_start|>assistant\n"
+    g = baton.Model(demo).generate(prompt, max_new=6, json_schema=schema)
+    ref = cli("generate", "--model", demo, "--tokenizer", os.path.join(demo, "tokenizer.json"),
+              "--prompt", prompt, "--max-new", "6", "--json-schema", str(tmp_path / "schema.json"),
+              "--json")
+    assert (g.ids, g.text) == (ref["ids"], ref["text"])
+    assert re.fullmatch(r"-?(0|[1-9][0-9]*)", g.text), g.text
