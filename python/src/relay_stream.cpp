@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -35,7 +36,8 @@ struct StreamToken {
 };
 
 /// The iterator Relay.stream returns. It holds the relay (Exclusive) from creation until the
-/// request ends or close(); tokens arrive through the scheduler's callback into `ready_`.
+/// request ends or close(); tokens arrive through the scheduler's callback into `ready_`. Its
+/// own lock lets two Python threads share one stream (each token goes to one of them).
 class RelayStream {
  public:
   RelayStream(std::shared_ptr<RelayHandle> relay, std::vector<std::int32_t> ids)
@@ -51,21 +53,22 @@ class RelayStream {
       };
       ticket_ = sched_->submit(std::move(ids), std::move(o));
     } catch (...) {
-      close();
+      end();
       throw;
     }
   }
-  ~RelayStream() { close(); }
+  ~RelayStream() { end(); }
   RelayStream(const RelayStream&) = delete;
   RelayStream& operator=(const RelayStream&) = delete;
 
   /// The next token, stepping the scheduler as needed (GIL released by the caller); none when
   /// the request has ended (result() then holds it).
   std::optional<StreamToken> next() {
+    const std::scoped_lock lock(mutex_);
     while (ready_.empty() && sched_) {
       if (auto r = sched_->take(ticket_)) {
         result_ = std::move(*r);
-        close();
+        end();
         break;
       }
       sched_->step();
@@ -80,6 +83,20 @@ class RelayStream {
 
   /// Drops the request (if it is still running) and gives the relay back.
   void close() {
+    const std::scoped_lock lock(mutex_);
+    end();
+  }
+
+  /// The result once the request has ended.
+  std::optional<RelayResult> result() const {
+    const std::scoped_lock lock(mutex_);
+    return result_;
+  }
+  const RelayHandle& relay() const { return *relay_; }
+
+ private:
+  /// close() with the lock held (or by the only user: the constructor, the destructor).
+  void end() {
     if (sched_) {
       sched_->cancel(ticket_);
       sched_.reset();
@@ -90,10 +107,7 @@ class RelayStream {
     }
   }
 
-  const std::optional<RelayResult>& result() const { return result_; }
-  const RelayHandle& relay() const { return *relay_; }
-
- private:
+  mutable std::mutex mutex_;
   std::shared_ptr<RelayHandle> relay_;
   std::unique_ptr<BatchedRelay> sched_;
   Ticket ticket_ = 0;
@@ -140,9 +154,9 @@ void bind_relay_stream(nb::module_& m) {
       .def_prop_ro(
           "result",
           [](const RelayStream& s) -> std::optional<RelayResultView> {
-            if (!s.result()) return std::nullopt;
-            RelayResult copy = *s.result();
-            return view_of(std::move(copy), s.relay().tokenizer(), s.relay().output_stage(),
+            std::optional<RelayResult> r = s.result();
+            if (!r) return std::nullopt;
+            return view_of(std::move(*r), s.relay().tokenizer(), s.relay().output_stage(),
                            s.relay().stage_names());
           },
           "The request's RelayResult once the iterator is exhausted (None before; verdict "
@@ -157,7 +171,10 @@ void bind_relay_stream(nb::module_& m) {
           "callers.")
       .def(
           "__enter__", [](nb::handle self) { return self; }, nb::rv_policy::reference)
-      .def("__exit__", [](RelayStream& s, nb::args) { s.close(); });
+      .def("__exit__", [](RelayStream& s, nb::args) {
+        nb::gil_scoped_release unlocked;
+        s.close();
+      });
 
   // Relay.stream, defined here beside its iterator.
   nb::object relay = m.attr("Relay");

@@ -86,3 +86,14 @@ def test_two_threads_generate_on_one_model(golden):
     got = run_in_threads([lambda p=p: [m.generate(p, max_new=20, ignore_eos=True).ids
                                        for _ in range(4)] for p in prompts])
     assert got == [[e] * 4 for e in expected]
+
+
+def test_two_threads_share_one_stream(demo_relay_shared):
+    relay = demo_relay_shared
+    expected = relay.run(SECOND_CYCLE)
+    stream = relay.stream(SECOND_CYCLE)
+    got = run_in_threads([lambda: [(t.stage, t.cycle, t.id) for t in stream]] * 2)
+    # Each token went to one thread, in order within each thread's share.
+    assert sorted(got[0] + got[1]) == sorted(
+        (r.name, r.cycle, i) for r in expected.runs for i in r.ids)
+    assert runs_of(stream.result) == runs_of(expected)
