@@ -52,7 +52,8 @@ def test_a_file_reading_a_later_stage_is_a_config_error_naming_the_field(golden,
     spec = golden_relay_spec(golden)
     spec["stages"][0]["input"] = [{"request": True}, {"out": "verify"}]
     path = write_relay(spec)
-    with pytest.raises(baton.ConfigError, match=re.escape(f"{path}: stages[0] ('extract').input[1]")):
+    where = re.escape(f"{path}: stages[0] ('extract').input[1]")
+    with pytest.raises(baton.ConfigError, match=where):
         baton.Relay.from_file(path)
 
 

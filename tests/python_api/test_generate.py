@@ -40,7 +40,9 @@ def test_ids_and_logits_equal_the_cli(cli, golden, model, adapter):
     ids = prompt_for(model, 11 + len(adapter or ""), 7)
     g = m.generate(ids, max_new=12, adapter=adapter and os.path.join(golden, adapter),
                    ignore_eos=True, logits=True)
-    extra = ["--ignore-eos", "--logits"] + (["--adapter", os.path.join(golden, adapter)] if adapter else [])
+    extra = ["--ignore-eos", "--logits"]
+    if adapter:
+        extra += ["--adapter", os.path.join(golden, adapter)]
     ref = cli_generate(cli, os.path.join(golden, model), ids, 12, *extra)
     assert g.ids == ref["ids"]
     assert len(g.ids) == 12
@@ -101,13 +103,15 @@ def test_sampling_and_logprobs_equal_the_cli(cli, golden):
         assert mine.logprob == pytest.approx(theirs["logprob"], abs=1e-6)
         assert [i for i, _ in mine.top] == [t["id"] for t in theirs["top"]]
     # Another seed draws other tokens (the sampler is really sampling here).
-    other = baton.Model(model_dir).generate(ids, max_new=16, ignore_eos=True, **{**opts, "seed": 99})
+    other = baton.Model(model_dir).generate(ids, max_new=16, ignore_eos=True,
+                                            **{**opts, "seed": 99})
     assert other.ids != g.ids
 
 
 def test_text_prompt_and_grammar_equal_the_cli(cli, demo):
     m = baton.Model(demo)
-    question = "<|im_start|>user\nTom has 4 cups and buys 3 more. How many cups?<|im_end|>\n<|im_start|>assistant\n"
+    question = ("<|im_start|>user\nTom has 4 cups and buys 3 more. How many cups?<|im_end|>\n"
+                "<|im_start|>assistant\n")
     tok = os.path.join(demo, "tokenizer.json")
     g = m.generate(question, max_new=10)
     ref = cli("generate", "--model", demo, "--tokenizer", tok, "--prompt", question,

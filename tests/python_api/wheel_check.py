@@ -35,7 +35,8 @@ env = dict(os.environ)
 env.pop("PYTHONPATH", None)
 env["CMAKE_BUILD_PARALLEL_LEVEL"] = env.get("BATON_JOBS", "2")
 if shutil.which("ccache") and env.get("BATON_CCACHE", "1") != "0":
-    env["CMAKE_ARGS"] = (env.get("CMAKE_ARGS", "") + " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache").strip()
+    launcher = "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+    env["CMAKE_ARGS"] = (env.get("CMAKE_ARGS", "") + " " + launcher).strip()
 
 
 def step(what, *cmd, cwd=repo):
