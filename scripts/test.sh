@@ -22,9 +22,26 @@ else
 fi
 build_dir=${BATON_BUILD_DIR:-build/$preset}
 
+# The Python package's environment (nanobind builds the extension at configure time, pytest runs
+# its suite: tests/python_api/requirements.txt, small, cached) comes first; without it the
+# extension is not built and its tests skip (and fail under CI=true).
+mkdir -p "$build_dir"
+python_args=(-DBATON_BUILD_PYTHON=OFF)
+if [ "${BATON_NO_PYENV:-0}" != 1 ]; then
+  baton_say "python package environment (scripts/pyenv.sh tests/python_api/requirements.txt)"
+  if py_api=$("$baton_root/scripts/pyenv.sh" tests/python_api/requirements.txt \
+      2>"$build_dir/pyenv.log.python_api"); then
+    python_args=(-DBATON_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$py_api")
+    echo "the extension builds for $py_api"
+  else
+    cat "$build_dir/pyenv.log.python_api"
+    echo "scripts/test.sh: no python package environment; the Python package's tests will skip"
+  fi
+fi
+
 baton_say "configure ($preset preset, $build_dir)"
 mapfile -t args < <(baton_configure_args "$preset" "$build_dir")
-cmake "${args[@]}" "$@"
+cmake "${args[@]}" "${python_args[@]}" "$@"
 
 # The outside references (transformers, peft, tokenizers; llguidance) in cached virtual
 # environments, installed in the background while the build runs (the first time, a 3 GB
@@ -80,8 +97,10 @@ fi
 
 baton_say "test"
 # BATON_CTEST_JUNIT=FILE also writes the results as JUnit XML (.ci/run's summary reads it).
-# The 10,000-request soak (label soak) runs only when asked for: BATON_TEST_LABEL=soak.
+# The 10,000-request soak (label soak) and the Python wheel built afresh (label wheel) run only
+# when asked for: BATON_TEST_LABEL=soak, BATON_TEST_LABEL=wheel.
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error --parallel "$baton_jobs" \
-  ${label:+-L "$label"} ${label:--LE soak} ${BATON_CTEST_JUNIT:+--output-junit "$BATON_CTEST_JUNIT"}
+  ${label:+-L "$label"} ${label:--LE "soak|wheel"} \
+  ${BATON_CTEST_JUNIT:+--output-junit "$BATON_CTEST_JUNIT"}
 
 baton_say "scripts/test.sh: all tests passed ($preset preset, $((SECONDS - start)) s)"

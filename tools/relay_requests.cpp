@@ -6,13 +6,13 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "batched_run.hpp"
 #include "baton/io/json_util.hpp"
 #include "baton/relay/sampling_json.hpp"
 #include "sampling_choice.hpp"
@@ -97,40 +97,24 @@ struct DecodePhase {
 std::vector<RelayResult> run_batched(RuntimeRelay& relay, const std::vector<RequestLine>& requests,
                                      int concurrency, long long& steps, long long& rows,
                                      DecodePhase& decode) {
-  SchedulerOptions opt;
-  opt.max_rows = concurrency * static_cast<int>(relay.stage_names().size());
-  opt.max_queue = concurrency;
-  const std::unique_ptr<BatchedRelay> sched = relay.batched(opt);
-  std::map<Ticket, std::size_t> index;
-  std::vector<RelayResult> results(requests.size());
-  std::size_t next = 0, done = 0;
-  while (done < requests.size()) {
-    while (next < requests.size() && sched->pending() < concurrency) {
-      RequestOptions o;
-      o.own.sampling = requests[next].sampling;
-      index[sched->submit(requests[next].ids, std::move(o))] = next;
-      ++next;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const SchedulerStep step = sched->step();
-    if (step.prefill_rows == 0 && step.decode_rows > 0) {
-      decode.rows += step.decode_rows;
-      decode.seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    rows += step.rows;
-    ++steps;
-    for (auto it = index.begin(); it != index.end();) {
-      if (auto r = sched->take(it->first)) {
-        results[it->second] = std::move(*r);
-        ++done;
-        it = index.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  return results;
+  return cli::run_batched(
+      relay, requests.size(), concurrency,
+      [&](BatchedRelay& sched, std::size_t k) {
+        RequestOptions o;
+        o.own.sampling = requests[k].sampling;
+        return sched.submit(requests[k].ids, std::move(o));
+      },
+      [&](BatchedRelay& sched) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const SchedulerStep step = sched.step();
+        if (step.prefill_rows == 0 && step.decode_rows > 0) {
+          decode.rows += step.decode_rows;
+          decode.seconds +=
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        rows += step.rows;
+        ++steps;
+      });
 }
 
 /// Every request one after another through the relay itself (RuntimeRelay::try_run: no
