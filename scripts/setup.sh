@@ -10,7 +10,8 @@
 #                                   cannot compile baton with libstdc++ 12: no source_location)
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config python3 python3-venv ccache
+# python3-dev: the headers the Python package's extension compiles against (python/).
+packages=(cmake ninja-build g++ pkg-config python3 python3-venv python3-dev ccache
           doctest-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev)
 case "${1:-}" in
   "") ;;
