@@ -9,7 +9,8 @@
 #       hf_compare.py, compare_backends.py and run.sh. The test programs need only the CUDA 13
 #       runtime and cuBLAS; baton and decode_bench also run the host backend, whose libraries
 #       (OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz.
-#       Prints the command to run on the GPU machine. Fails if the folder passes 30 MiB.
+#       Prints the command to run on the GPU machine. Fails if the folder passes 32 MiB (the
+#       device machine's carry takes 64 MiB in all; half stays free for the rest of the tree).
 #   OUT/run.sh                           (on the GPU machine, from that folder) heads
 #       summary.txt with the GPU, the driver and the CUDA runtime's status and versions, then
 #       runs the device tests, baton generate/relay on cuda against host, the decode benchmark
@@ -113,8 +114,8 @@ prepare() {
   rm -rf "$libs"
   local kib
   kib=$(du -sk "$out" | cut -f1)
-  if [ "$kib" -gt $((30 * 1024)) ]; then
-    echo "gpu-check prepare: $out is $kib KiB, over the 30 MiB limit" >&2
+  if [ "$kib" -gt $((32 * 1024)) ]; then
+    echo "gpu-check prepare: $out is $kib KiB, over the 32 MiB limit" >&2
     du -sk "$out"/* "$out"/*/* 2>/dev/null | sort -n | tail -n 8 >&2
     exit 1
   fi
