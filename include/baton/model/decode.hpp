@@ -587,10 +587,10 @@ class Decoder {
   bool device_transforms_ = false;
   bool host_transforms_ = false;
   int position_skew_ = 0;
-  int adapter_from_ = kAdapterFromSlice;  ///< the slice's activation start, fixed at prefill
+  int adapter_from_ = kAdapterFromSlice;     ///< the slice's activation start, fixed at prefill
   StepLogits<backend, logits_view> logits_;  ///< this step's row, and its host copy
-  Sampler sampler_;              // the options' sampling state (inactive when greedy)
-  TokenLogprobs step_logprobs_;  // this step's, from choose_step(), until accept()
+  Sampler sampler_;                          // the options' sampling state (inactive when greedy)
+  TokenLogprobs step_logprobs_;              // this step's, from choose_step(), until accept()
   DecodeState state_;
   DecodeResult result_;
   // The step between begin_step() and finish_step().

@@ -83,8 +83,8 @@ using LogprobsCallback = std::function<void(Ticket, int, int, const TokenLogprob
 using StageCallback = std::function<void(Ticket, const StageRun&)>;
 
 /// What a caller may attach to one request.
-struct RequestOptions {    // NOLINT: aggregate
-  TokenCallback on_token;  ///< each accepted token, as it is accepted
+struct RequestOptions {          // NOLINT: aggregate
+  TokenCallback on_token;        ///< each accepted token, as it is accepted
   LogprobsCallback on_logprobs;  ///< each accepted token's log-probabilities, when recorded
   StageCallback on_stage;        ///< each stage run, as it ends
   /// What the request asks of the runs of stage `stage` (-1: of every stage) beyond their own

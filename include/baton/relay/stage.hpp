@@ -535,8 +535,8 @@ class Stage final : public StageBase<typename Model::backend> {
   std::vector<state_buffer> branch_states_;     // one per slot: its requests' device states
   std::vector<bool> busy_;
   bool warm_ = false;
-  SharedSequenceBase<backend>* shared_ = nullptr;  // read_shared(): the sequence it reads
-  const Cache* shared_cache_ = nullptr;            // ... and its K/V
+  SharedSequenceBase<backend>* shared_ = nullptr;      // read_shared(): the sequence it reads
+  const Cache* shared_cache_ = nullptr;                // ... and its K/V
   std::shared_ptr<const TokenByteTable> token_bytes_;  // matches requests' stop strings
 };
 
