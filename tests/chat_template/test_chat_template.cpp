@@ -221,6 +221,15 @@ TEST_CASE("limits: each bound stops a hostile template and is named in the error
   CHECK(render("{% set ns = namespace(x=[]) %}{% for i in range(3) %}{% set ns.x = [ns.x] %}"
                "{% endfor %}{{ ns.x }}") == "[[[[]]]]");
 
+  // A namespace may hold itself, or two each other (jinja2 allows it): the render still frees
+  // them (a leak here fails the sanitizer phase, and was a fuzzer finding).
+  CHECK(render("{% set ns = namespace(a=0) %}{% set ns.me = [ns] %}{% set ns.t = (ns, 1) %}"
+               "{{ ns.me[0].t[0].a }}") == "0");
+  CHECK(render("{% set a = namespace(x=1) %}{% set b = namespace(y=a) %}{% set a.z = (b, 2) %}"
+               "{{ a.z[0].y.z[1] }}") == "2");
+  CHECK(failure("{% set ns = namespace(a=0) %}{% set ns.me = ns %}{{ raise_exception('x') }}")
+            .kind() == baton::template_error::Kind::raised);
+
   std::string deep = "{{ " + std::string(500, '(') + "1" + std::string(500, ')') + " }}";
   e = failure(deep);
   CHECK(e.kind() == baton::template_error::Kind::syntax);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -147,6 +148,14 @@ class Evaluator final : public Runtime {
         limits_(limits),
         context_(context),
         deadline_(std::chrono::steady_clock::now() + limits.max_render_time) {}
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+  /// Empties every namespace the render assigned to: one may hold itself (`set ns.me = [ns]`,
+  /// or two holding each other), a cycle of shared pointers Python's collector would free and
+  /// reference counts never do. Nothing of the render outlives it (it returns text).
+  ~Evaluator() {
+    for (const DictPtr& ns : assigned_namespaces_) ns->items.clear();
+  }
 
   /// Renders `body`; throws template_error.
   std::string render(const Body& body) {
@@ -288,7 +297,10 @@ class Evaluator final : public Runtime {
             if (!ns) ns = find_global(s.targets[0]);
             if (!ns || !ns->is_dict() || !ns->dict().ns)
               fail("cannot assign attribute on non-namespace object");
-            ns->dict().set(s.text, std::move(v));
+            const DictPtr& target = std::get<DictPtr>(ns->v);
+            if (seen_namespaces_.insert(target.get()).second)
+              assigned_namespaces_.push_back(target);
+            target->set(s.text, std::move(v));
           } else {
             assign(s.targets, std::move(v), *scope);
           }
@@ -505,6 +517,8 @@ class Evaluator final : public Runtime {
   std::size_t ticks_ = 0;
   int call_depth_ = 0;
   int line_ = 0;
+  std::vector<DictPtr> assigned_namespaces_;  ///< emptied at the end (see ~Evaluator)
+  std::unordered_set<const Dict*> seen_namespaces_;
 };
 
 inline Value Macro::call(Runtime&, const Args& args) { return ev->call_macro(*this, args); }
