@@ -7,12 +7,17 @@
 // and positions, prefill chunks and decode tokens in one batch, on golden model qwen-c (GQA 8/2).
 // Then the scheduler on the host grid: requests batched through it equal each request run alone
 // through the host grid's sequential relay, their greedy rows chosen together on the device
-// (at most one wait per step).
+// (at most one wait per step); with sampled stages too, the sampled rows chosen on the device
+// with the greedy ones, ids and log-probabilities those of the sequential relay's device loop.
 //
 // Mutation checks (2026-12-03), each alone, this program rebuilt:
 //   RoPE/append with the first row's descriptor for every row      -> the mixed-batch case fails
 //   the LoRA update over the run's first row only                   -> the mixed-batch case fails
 //   the head's norm of each row's first token instead of its last   -> the mixed-batch case fails
+// (2026-12-06) the sampled rows:
+//   each sampled row drawn with step 0's uniform (RowSampling::step)    -> ids differ
+//   every sampled row handed sampled row 0's log-probabilities          -> logprobs differ
+//   sampled rows left to the host (choose_on_device takes greedy only)  -> the wait count fails
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -183,4 +188,98 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
   CHECK(static_cast<long>(generated) > steps);
   CHECK(waits > 0);
   CHECK(waits <= steps);
+}
+
+TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones") {
+  // extract: the sampler at temperature 0 with log-probabilities; reason: a seeded draw with
+  // top-k, top-p and min-p and log-probabilities; verify: plain greedy. The reference is the
+  // host grid's sequential relay (the device loop's SampleChooseKernel, its own plumbing).
+  std::vector<SamplingOptions> sampling(3);
+  sampling[0].logprobs = true;
+  sampling[0].top_logprobs = 3;
+  sampling[1].params.temperature = 0.9f;
+  sampling[1].params.top_k = 40;
+  sampling[1].params.top_p = 0.9f;
+  sampling[1].params.min_p = 0.01f;
+  sampling[1].seed = 11;
+  sampling[1].stream = 2;
+  sampling[1].logprobs = true;
+  sampling[1].top_logprobs = 2;
+  using World = test::SchedulerWorld<host_grid>;
+  World batched(3, 8, sampling), alone(1, 8, sampling), greedy(1);
+  const RelayOptions opt = test::scheduler_relay_options();
+  RelayEngine<host_grid> engine(alone.bases()), plain(greedy.bases());
+  RelayScheduler<World::StageT> sched(batched.ptrs(), opt,
+                                      {.max_rows = 5, .max_tokens = 24, .max_queue = 16});
+  std::mt19937 rng(11);
+  std::vector<std::vector<std::int32_t>> requests;
+  for (int k = 0; k < 6; ++k)
+    requests.push_back(test::scheduler_ids(1 + static_cast<int>(rng() % 16), 20 + k));
+  std::map<Ticket, std::size_t> which;
+  std::size_t next = 0;
+  int steps = 0;
+  const auto all_waits = [&] {
+    long n = sched.workspace().extras.context().host_waits();
+    for (auto* stage : batched.ptrs())
+      for (auto& ws : stage->workspaces()) n += ws.extras.context().host_waits();
+    return n;
+  };
+  const long waits_before = all_waits();
+  // Steps that chose at least one token, and those that chose several.
+  int accepted = 0, choosing_steps = 0, crowded_steps = 0;
+  RequestOptions count;
+  count.on_token = [&](Ticket, int, int, std::int32_t) { ++accepted; };
+  while (next < requests.size() || !sched.idle()) {
+    for (unsigned a = rng() % 3; a > 0 && next < requests.size(); --a, ++next)
+      which[sched.submit(requests[next], count)] = next;
+    accepted = 0;
+    sched.step();
+    choosing_steps += accepted > 0 ? 1 : 0;
+    crowded_steps += accepted > 1 ? 1 : 0;
+    REQUIRE(++steps < 1000);
+  }
+  const long waits = all_waits() - waits_before;
+  MESSAGE("sampled batch: " << steps << " steps, " << choosing_steps << " chose, "
+                            << crowded_steps << " chose several; " << waits << " waits");
+  int sampled_differ = 0;
+  std::size_t logprobs = 0;
+  for (const auto& [ticket, index] : which) {
+    const std::size_t k = index;
+    CAPTURE(k);
+    const auto got = sched.take(ticket);
+    REQUIRE(got.has_value());
+    const RelayResult want = engine.run(requests[k], opt);
+    test::check_same_result(*got, want);
+    const RelayResult argmax = plain.run(requests[k], opt);
+    for (std::size_t r = 0; r < got->runs.size() && r < want.runs.size(); ++r) {
+      CAPTURE(r);
+      const StageRun& g = got->runs[r];
+      const StageRun& w = want.runs[r];
+      REQUIRE(g.logprobs.size() == w.logprobs.size());
+      CHECK(g.logprobs.size() == (g.stage == 2 ? 0 : g.ids.size()));
+      logprobs += g.logprobs.size();
+      for (std::size_t i = 0; i < g.logprobs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(g.logprobs[i].id == w.logprobs[i].id);
+        CHECK(g.logprobs[i].logprob == w.logprobs[i].logprob);
+        REQUIRE(g.logprobs[i].n_top == w.logprobs[i].n_top);
+        CHECK(g.logprobs[i].n_top == (g.stage == 0 ? 3 : 2));
+        for (int j = 0; j < g.logprobs[i].n_top; ++j) {
+          CHECK(g.logprobs[i].top[j].id == w.logprobs[i].top[j].id);
+          CHECK(g.logprobs[i].top[j].logprob == w.logprobs[i].top[j].logprob);
+        }
+      }
+      // The greedy relay's first runs coincide up to the first sampled stage.
+      if (r == 1 && !argmax.runs.empty() && argmax.runs.size() > 1)
+        sampled_differ += g.ids != argmax.runs[1].ids ? 1 : 0;
+    }
+  }
+  CHECK(logprobs > 0);
+  CHECK(sampled_differ >= 3);  // the reason stage really sampled
+  // Every row chose on the device: exactly one wait (choose_rows' read) per step that chose,
+  // on all the contexts. A sampled row chosen on the host instead would cost a wait per row on
+  // a GPU (its copy), and none on the host grid (its rows are host memory), so the steps that
+  // chose only sampled rows would have none: measured, 22 waits for 50 such steps.
+  CHECK(crowded_steps > 0);
+  CHECK(waits == choosing_steps);
 }

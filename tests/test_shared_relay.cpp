@@ -17,6 +17,8 @@
 //   a turn appended without the stage's own input (its invocation)       -> the chain and mixed
 //   cases the epoch check in check_write removed                               -> "moved under it"
 //   the scheduler's turn without the stage's own input                  -> "the batch scheduler"
+// (2026-12-06) choices on a shared sequence:
+//   every choice on the request's own streams (stream_shift 0)          -> "really drew differently"
 #include <doctest/doctest.h>
 
 #include "baton/relay/scheduler.hpp"
@@ -287,6 +289,37 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
     for (std::size_t j = 0; j < r->runs.size(); ++j) CHECK(r->runs[j].ids == alone[k].runs[j].ids);
     CHECK(r->shared_tokens == alone[k].shared_tokens);
   }
+  // n choices on a shared sequence: each is its own request (no fork of a slot that reads the
+  // sequence), choice c the request on its streams shifted by c x 3 (the relay's stages).
+  RequestOptions sampled;
+  sampled.own.sampling = SamplingOptions{};
+  sampled.own.sampling->params.temperature = 1.5f;
+  sampled.own.sampling->seed = 5;
+  sampled.own.sampling->stream = 1;
+  const std::vector<Ticket> choices = sched.submit_choices(kAsk, sampled, 2);
+  std::vector<Ticket> each;
+  for (std::uint64_t c = 0; c < 2; ++c) {
+    RequestOptions o = sampled;
+    o.own.sampling->stream += c * 3;
+    each.push_back(sched.submit(kAsk, o));
+  }
+  sched.run();
+  std::vector<std::vector<Ids>> choice_ids;
+  for (std::size_t c = 0; c < 2; ++c) {
+    CAPTURE(c);
+    const auto got = sched.take(choices[c]);
+    const auto want = sched.take(each[c]);
+    REQUIRE(got.has_value());
+    REQUIRE(want.has_value());
+    REQUIRE(got->runs.size() == want->runs.size());
+    choice_ids.emplace_back();
+    for (std::size_t j = 0; j < got->runs.size(); ++j) {
+      CHECK(got->runs[j].ids == want->runs[j].ids);
+      choice_ids.back().push_back(got->runs[j].ids);
+    }
+  }
+  CHECK(choice_ids[0] != choice_ids[1]);  // the choices really drew differently
+
   // A request that fails (an id outside the vocabulary) ends alone and frees its shared slot.
   const Ticket bad = sched.submit({11, 999});
   const Ticket good = sched.submit(kAsk);

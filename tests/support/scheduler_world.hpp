@@ -44,8 +44,9 @@ struct SchedulerWorld {
   std::vector<std::unique_ptr<StageT>> stages;
 
   /// `reason_max_new`: stage reason's max_new (a smaller one is the reference for a request
-  /// that caps it).
-  explicit SchedulerWorld(int slots, int reason_max_new = 8) {
+  /// that caps it); `sampling`: the stages' sampling options in order (none: greedy).
+  explicit SchedulerWorld(int slots, int reason_max_new = 8,
+                          std::vector<SamplingOptions> sampling = {}) {
     const ModelConfig& c = model.config();
     const auto literal = [](std::vector<std::int32_t> v) {
       return Segment{Segment::Kind::literal, -1, std::move(v)};
@@ -55,7 +56,9 @@ struct SchedulerWorld {
                          int max_new) {
       stages.push_back(std::make_unique<StageT>(
           name, model, std::move(slice), KvShape{prefix, 96, slots}, scheduler_ids(prefix, prefix),
-          wire::DynamicInput{std::move(in)}, StageLimits{max_new, {}}));
+          wire::DynamicInput{std::move(in)},
+          StageLimits{max_new, {}, stages.size() < sampling.size() ? sampling[stages.size()]
+                                                                   : SamplingOptions{}}));
       stages.back()->prewarm();
     };
     add("extract", Slice::load(root / "qwen-c-lora-qv", c), 12, {literal({1, 2}), request}, 6);

@@ -242,16 +242,38 @@ class Decoder {
   /// Whether this generation's every step chooses by the plain argmax of its row (no sampler,
   /// no interceptor that reads or rewrites the row), so a caller may choose it beforehand.
   bool chooses_by_argmax() const {
-    return opt_->sampling.plain_greedy() && !host_hooks_ && !device_transforms_ &&
-           !host_transforms_;
+    return opt_->sampling.plain_greedy() && chooses_from_row();
   }
-  /// The caller chose this step's token already, by the argmax of the step's row (the batch
-  /// scheduler chooses its greedy rows together on a device: model/device_choice.hpp);
-  /// choose_step() takes it instead of reducing the row again. Requires chooses_by_argmax().
-  void chosen_for_step(std::int32_t id) {
-    BATON_CHECK(chooses_by_argmax(), usage_error,
-                "Decoder: chosen_for_step() on a generation that does not choose by argmax");
-    chosen_ = id;
+  /// Whether every step chooses from its row as the forward left it, by the argmax or by the
+  /// sampler without logit_bias or penalties (which rewrite the row) and without an
+  /// interceptor that reads or rewrites it, so a caller may choose it beforehand, on a device
+  /// with the sampled rows of a batch (row_sampling(), model/device_choice.hpp).
+  bool chooses_from_row() const {
+    return opt_->sampling.logit_bias.empty() && !opt_->sampling.penalized() && !host_hooks_ &&
+           !device_transforms_ && !host_transforms_;
+  }
+  /// This step's draw from row `row` of a batched forward, as the host Sampler would make it
+  /// (the same uniform: seed, stream, step, run). Requires chooses_from_row().
+  kernels::RowSampling row_sampling(int row) const {
+    const SamplingOptions& o = opt_->sampling;
+    return {row,
+            o.params,
+            o.seed,
+            o.stream,
+            static_cast<std::uint32_t>(state_.steps),
+            o.run,
+            o.logprobs ? o.top_logprobs : -1};
+  }
+  /// The caller chose this step's token already, from the step's row as it is (the batch
+  /// scheduler chooses its rows together on a device: model/device_choice.hpp), with its
+  /// log-probabilities when the options ask for them; choose_step() takes it instead of
+  /// choosing again. Requires chooses_from_row().
+  void chosen_for_step(const StepChoice& c) {
+    BATON_CHECK(chooses_from_row(), usage_error,
+                "Decoder: chosen_for_step() on a generation that does not choose from its row "
+                "as it is");
+    chosen_ = c.id;
+    if (opt_->sampling.logprobs) step_logprobs_ = c.logprobs;
   }
   /// The choice for this step, after the chain's transforms (transform_logits), by the
   /// options' sampler (model/sampling.hpp; greedy: the exact argmax, the largest logit and the

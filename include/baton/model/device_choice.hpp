@@ -1,15 +1,17 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief The batch scheduler's choice on a device: the greedy rows of a batched forward chosen
-///        together (kernels::ArgmaxRowsKernel, then ArgmaxRowsCombineKernel, per 64 rows) and
-///        read back in one copy, where choosing row by row waits once per row.
+/// @brief The batch scheduler's choice on a device: the rows of a batched forward chosen
+///        together where they are, greedy ones by the split argmax, sampled ones by the
+///        sampler (kernels/phased/sample_step.hpp), and read back in one copy, where choosing
+///        row by row waits once per row.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "baton/core/error.hpp"
 #include "baton/kernels/phased/argmax_split.hpp"
@@ -27,24 +29,22 @@ const float* logits_pointer(const View& v) {
     return raw_pointer(v.data);
 }
 
-/// ids[i] = the argmax (kernels::argmax's rule: the largest logit, the lowest id on a tie, -1
-/// for a non-finite row) of row rows[i] of `logits` (rows of `vocab` floats in backend memory,
-/// a batched forward's), with one wait on `ws`'s context however many rows there are.
+namespace detail {
+/// Sizes the split argmax's partials for rows of `vocab` (before an executor is made).
 template <Backend B>
-requires HasDeviceLoop<B>
-void argmax_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<const int> rows,
-                 std::span<std::int32_t> ids) {
+void reserve_argmax_rows(Workspace<B>& ws, int vocab) {
+  ws.extras.grow(ws.extras.scratch().argmax_partials,
+                 static_cast<std::size_t>(kernels::kMaxChoiceRows) *
+                     static_cast<std::size_t>(kernels::argmax_split(vocab).count));
+}
+/// Queues on `exec` the split argmax of `rows` of `logits`, the ids into out[0, rows).
+template <Backend B, class Exec>
+void launch_argmax_rows(Exec& exec, Workspace<B>& ws, const float* logits, int vocab,
+                        std::span<const int> rows, std::int32_t* out) {
   using Part = kernels::ArgmaxRowsKernel;
   using Combine = kernels::ArgmaxRowsCombineKernel;
-  BATON_CHECK(ids.size() == rows.size(), usage_error, "argmax_rows: ", rows.size(), " rows but ",
-              ids.size(), " ids");
-  if (rows.empty()) return;
   const grid::Slices split = kernels::argmax_split(vocab);
   auto& s = ws.extras.scratch();
-  ws.extras.grow(s.argmax_partials, static_cast<std::size_t>(kernels::kMaxChoiceRows) *
-                                        static_cast<std::size_t>(split.count));
-  ws.extras.grow(s.chosen, rows.size());
-  typename BackendOps<B>::exec exec(ws);
   for (std::size_t first = 0; first < rows.size(); first += kernels::kMaxChoiceRows) {
     const int n =
         static_cast<int>(std::min<std::size_t>(kernels::kMaxChoiceRows, rows.size() - first));
@@ -56,9 +56,99 @@ void argmax_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
     std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(first), n, part.rows);
     part.partials = raw_pointer(s.argmax_partials.data());
     exec.template launch<Part>(Part::config(vocab, n), part);
-    exec.template launch<Combine>(
-        Combine::config(n), {part.partials, split.count, raw_pointer(s.chosen.data()) + first});
+    exec.template launch<Combine>(Combine::config(n), {part.partials, split.count, out + first});
   }
+}
+}  // namespace detail
+
+/// The choices of one batched forward's rows on a device, as read back: greedy rows' ids, then
+/// sampled rows' ids, then the sampled rows' LogprobRecords, all 32-bit words, so one read
+/// brings them all. The scheduler keeps one and reuses its memory step after step.
+class RowChoices {
+ public:
+  /// Row i's id, i counting greedy rows first, then sampled ones.
+  std::int32_t id(std::size_t i) const { return words_[i]; }
+  /// Sampled row j's log-probabilities (that row's top_logprobs was >= 0).
+  TokenLogprobs logprobs(std::size_t j) const {
+    return read_logprob_record(words_.data() + rows_ +
+                               j * static_cast<std::size_t>(kernels::kLogprobWords));
+  }
+
+ private:
+  template <Backend B>
+  requires HasDeviceLoop<B>
+  friend void choose_rows(Workspace<B>&, const float*, int, std::span<const int>,
+                          std::span<const kernels::RowSampling>, RowChoices&);
+  std::vector<std::int32_t> words_;
+  std::size_t rows_ = 0;
+};
+
+/// Chooses rows of `logits` (rows of `vocab` floats in backend memory, a batched forward's)
+/// where they are, with one wait on `ws`'s context however many rows there are: the rows
+/// `greedy` by their argmax (kernels::argmax's rule: the largest logit, the lowest id on a
+/// tie, -1 for a non-finite row; ArgmaxRowsKernel, then ArgmaxRowsCombineKernel, per 64 rows),
+/// the rows of `sampled` by the host Sampler's rule (SampleRowsKernel, per 16 rows), each with
+/// its log-probabilities when asked. The rows are not changed.
+template <Backend B>
+requires HasDeviceLoop<B>
+void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<const int> greedy,
+                 std::span<const kernels::RowSampling> sampled, RowChoices& out) {
+  const std::size_t rows = greedy.size() + sampled.size();
+  const bool records = std::any_of(sampled.begin(), sampled.end(),
+                                   [](const kernels::RowSampling& r) { return r.top_logprobs >= 0; });
+  const std::size_t words =
+      rows + (records ? sampled.size() * static_cast<std::size_t>(kernels::kLogprobWords) : 0);
+  out.rows_ = rows;
+  out.words_.resize(words);
+  if (rows == 0) return;
+  auto& s = ws.extras.scratch();
+  const std::size_t per_launch = static_cast<std::size_t>(kernels::kMaxSampledRows);
+  ws.extras.grow(s.chosen, words);
+  if (!greedy.empty()) detail::reserve_argmax_rows(ws, vocab);
+  if (!sampled.empty()) {
+    const std::size_t blocks = std::min(sampled.size(), per_launch);
+    ws.extras.grow(s.sample_candidates,
+                   blocks * static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
+    ws.extras.grow(s.sample_bins, blocks * static_cast<std::size_t>(kernels::kMassBins));
+  }
+  std::int32_t* chosen = raw_pointer(s.chosen.data());
+  typename BackendOps<B>::exec exec(ws);
+  if (!greedy.empty()) detail::launch_argmax_rows(exec, ws, logits, vocab, greedy, chosen);
+  if (!sampled.empty()) {
+    using Sample = kernels::SampleRowsKernel;
+    const std::size_t per_block = per_launch;
+    for (std::size_t first = 0; first < sampled.size(); first += per_block) {
+      Sample::Args a{};
+      a.logits = logits;
+      a.n = vocab;
+      a.count = static_cast<int>(std::min(per_block, sampled.size() - first));
+      std::copy_n(sampled.begin() + static_cast<std::ptrdiff_t>(first), a.count, a.rows);
+      a.candidates = raw_pointer(s.sample_candidates.data());
+      a.bins = raw_pointer(s.sample_bins.data());
+      a.ids = chosen + greedy.size() + first;
+      // The records' words follow the ids (LogprobRecord is 32-bit words, 4-byte aligned).
+      a.records = records ? reinterpret_cast<kernels::LogprobRecord*>(chosen + rows) +
+                                static_cast<std::ptrdiff_t>(first)
+                          : nullptr;
+      exec.template launch<Sample>(Sample::config(a.count), a);
+    }
+  }
+  exec.read(chosen, std::span<std::int32_t>(out.words_));  // the one wait
+}
+
+/// ids[i] = the argmax (choose_rows' rule) of row rows[i] of `logits`, with one wait.
+template <Backend B>
+requires HasDeviceLoop<B>
+void argmax_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<const int> rows,
+                 std::span<std::int32_t> ids) {
+  BATON_CHECK(ids.size() == rows.size(), usage_error, "argmax_rows: ", rows.size(), " rows but ",
+              ids.size(), " ids");
+  if (rows.empty()) return;
+  auto& s = ws.extras.scratch();
+  ws.extras.grow(s.chosen, rows.size());
+  detail::reserve_argmax_rows(ws, vocab);
+  typename BackendOps<B>::exec exec(ws);
+  detail::launch_argmax_rows(exec, ws, logits, vocab, rows, raw_pointer(s.chosen.data()));
   exec.read(raw_pointer(s.chosen.data()), ids);  // the one wait
 }
 

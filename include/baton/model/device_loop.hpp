@@ -55,6 +55,20 @@
 
 namespace baton {
 
+/// A kernels::LogprobRecord read back as 32-bit words (the device loop's buffer, a batch's
+/// choices: model/device_choice.hpp), as the host's TokenLogprobs.
+inline TokenLogprobs read_logprob_record(const std::int32_t* words) {
+  kernels::LogprobRecord r;
+  static_assert(std::is_trivially_copyable_v<kernels::LogprobRecord>);
+  std::memcpy(static_cast<void*>(&r), words, sizeof(r));
+  TokenLogprobs t;
+  t.id = r.id;
+  t.logprob = r.logprob;
+  t.n_top = std::clamp(r.n_top, 0, kernels::kMaxTopLogprobs);
+  std::copy(r.top, r.top + t.n_top, t.top.begin());
+  return t;
+}
+
 /// Whether backend B runs its decode loop on the device (its BackendOps name an executor).
 template <class B>
 concept HasDeviceLoop = HasBackendOps<B> && requires {
@@ -322,18 +336,9 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
                  back.begin() + kernels::kLoopStateWords + st.steps);
   if (sampling && sampling->logprobs) {
     for (int k = first.steps; k < st.steps; ++k) {
-      kernels::LogprobRecord r;
-      static_assert(std::is_trivially_copyable_v<kernels::LogprobRecord>);
-      std::memcpy(static_cast<void*>(&r),
-                  back.data() + kernels::kLoopStateWords + first.max_new +
-                      static_cast<std::size_t>(k) * kernels::kLogprobWords,
-                  sizeof(r));
-      TokenLogprobs t;
-      t.id = r.id;
-      t.logprob = r.logprob;
-      t.n_top = r.n_top;
-      std::copy(r.top, r.top + r.n_top, t.top.begin());
-      out.logprobs.push_back(t);
+      out.logprobs.push_back(read_logprob_record(
+          back.data() + kernels::kLoopStateWords + first.max_new +
+          static_cast<std::size_t>(k) * kernels::kLogprobWords));
     }
   }
   return out;

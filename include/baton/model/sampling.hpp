@@ -99,6 +99,14 @@ struct TokenLogprobs {
   std::array<kernels::TopLogprob, kernels::kMaxTopLogprobs> top{};
 };
 
+/// A step's token chosen by the caller from the step's row as the forward left it (the batch
+/// scheduler's choices on a device, model/device_choice.hpp), with its log-probabilities when
+/// the generation asks for them (else logprobs.id is -1).
+struct StepChoice {
+  std::int32_t id = -1;
+  TokenLogprobs logprobs{};
+};
+
 /// One generation's sampling state on the host: the options, a scratch of one candidate per
 /// vocabulary entry and the generated tokens' counts. Everything is sized at construction.
 class Sampler {

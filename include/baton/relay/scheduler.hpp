@@ -15,9 +15,11 @@
 /// its slot is released, the pre-warmed prefixes are never written, and the other requests go
 /// on with the same results they would have had without it.
 ///
-/// On a backend with a device loop (CUDA, the host grid), the greedy rows of a step are chosen
-/// together on the device after the forward (model/device_choice.hpp): one wait per step for
-/// all of them, not one per row.
+/// On a backend with a device loop (CUDA, the host grid), the rows of a step are chosen
+/// together on the device after the forward (model/device_choice.hpp), greedy and sampled ones
+/// alike: one wait per step for all of them, not one per row. A row whose choice rewrites it
+/// (logit_bias, penalties) or that an interceptor reads is copied to the host, as is the first
+/// row of a request's later choices (the n of submit_choices), which they share.
 ///
 /// Choices (submit_choices, a server's `n`): one request run n times, its first stage's prompt
 /// through the model once. The choices are n requests admitted together; the first prefills,
@@ -25,7 +27,8 @@
 /// (KvBuffer::fork) and takes the same logits row for its first step. From there each runs on its
 /// own, drawing from its own streams: choice i's are the request's shifted by i x S, S the stages
 /// it runs (1 for an only_stage request), so choice i is exactly the request submitted alone with
-/// that stream (docs/sampling.md).
+/// that stream (docs/sampling.md). On a relay with a shared sequence the choices are not forked:
+/// each prefills its own shared slot and stage slots (the same streams, so the same ids).
 ///
 /// A relay whose stages read a shared sequence (activated adapters: relay/shared_sequence.hpp)
 /// holds one of its slots per request, from admission to the end: the request's opening and each
@@ -196,8 +199,10 @@ class RelayScheduler final : public BatchedRelay {
     return submit_choices(std::move(request), std::move(options), 1).front();
   }
 
-  /// submit() for `n` choices (1..slots of the stage they start on): usage_error beyond, or for
-  /// n > 1 on a relay with a shared sequence (each choice would need its own copy of it).
+  /// submit() for `n` choices (1..slots of the stage they start on): usage_error beyond. Choice
+  /// c draws from the request's streams shifted by c x (runs of the relay). On a relay with a
+  /// shared sequence each choice is its own request (its own shared slot and prefill: a slot
+  /// that reads a sequence is not forked), with the same streams, so the same ids.
   std::vector<Ticket> submit_choices(std::vector<std::int32_t> request, RequestOptions options,
                                      int choices) override {
     const int n = static_cast<int>(stages_.size());
@@ -225,9 +230,6 @@ class RelayScheduler final : public BatchedRelay {
                 " choices of one request; its first stage '",
                 stages_[static_cast<std::size_t>(first)]->name(), "' runs at most ", first_slots,
                 " at once (its slots), and the choices start together");
-    BATON_CHECK(choices == 1 || shared_ == nullptr, usage_error, "RelayScheduler: ", choices,
-                " choices of one request on a relay whose stages read a shared sequence (each "
-                "choice would need its own copy of it): submit them one by one");
     BATON_CHECK(static_cast<int>(live_.size()) + choices <= opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
                 " requests not yet finished); retry after some finish");
@@ -247,7 +249,7 @@ class RelayScheduler final : public BatchedRelay {
       r->stream_shift = static_cast<std::uint64_t>(c) * static_cast<std::uint64_t>(runs);
       if (c == 0) {
         leader = r.get();
-      } else {
+      } else if (shared_ == nullptr) {
         r->fork_state = Fork::awaiting_admission;
         leader->forks.push_back(t);
       }
@@ -428,9 +430,9 @@ class RelayScheduler final : public BatchedRelay {
     std::vector<Ticket> forks;
     Fork fork_state = Fork::none;
     std::uint64_t stream_shift = 0;
-    /// This step's token, when it was chosen with the batch's other greedy rows on the device
+    /// This step's token, when it was chosen with the batch's other rows on the device
     /// (choose_on_device).
-    std::optional<std::int32_t> device_choice;
+    std::optional<StepChoice> device_choice;
   };
 
   /// Rows and tokens held back for decode rows while a step's prefill chunks are placed.
@@ -613,41 +615,52 @@ class RelayScheduler final : public BatchedRelay {
     }
   }
 
-  /// On a backend with a device loop: the rows of this batch whose step chooses by plain
-  /// argmax (a decode row, or the last chunk of a prompt) are chosen together on the device,
-  /// with one wait (argmax_rows), instead of one argmax and one wait per row.
+  /// On a backend with a device loop: the rows of this batch whose step chooses from its row
+  /// as it is (a decode row, or the last chunk of a prompt; greedy or sampled) are chosen
+  /// together on the device, with one wait (choose_rows), instead of one wait per row.
   template <class LogitsView>
   void choose_on_device(const std::vector<Request*>& in_batch, const LogitsView& logits,
                         int vocab) {
-    choice_rows_.clear();
-    choice_of_.clear();
+    greedy_rows_.clear();
+    greedy_of_.clear();
+    sampled_rows_.clear();
+    sampled_of_.clear();
     int logit_row = 0;
     for (std::size_t k = 0; k < in_batch.size(); ++k) {
       Request* r = in_batch[k];
       r->device_choice.reset();
       if (!rows_[k].logits) continue;
       const int row = logit_row++;
-      if (r->done || !r->session || !r->session->chooses_by_argmax()) continue;
+      if (r->done || !r->session || !r->session->chooses_from_row()) continue;
       const bool chooses = r->prefilled >= static_cast<int>(r->input.size()) ||
                            r->prefilled + r->chunk >= static_cast<int>(r->input.size());
       if (!chooses) continue;
-      choice_rows_.push_back(row);
-      choice_of_.push_back(r);
+      if (r->session->chooses_by_argmax()) {
+        greedy_rows_.push_back(row);
+        greedy_of_.push_back(r);
+      } else {
+        sampled_rows_.push_back(r->session->row_sampling(row));
+        sampled_of_.push_back(r);
+      }
     }
-    if (choice_rows_.empty()) return;
-    choice_ids_.resize(choice_rows_.size());
+    if (greedy_rows_.empty() && sampled_rows_.empty()) return;
     try {
-      argmax_rows(ws_, logits_pointer(logits), vocab, std::span<const int>(choice_rows_),
-                  std::span<std::int32_t>(choice_ids_));
+      choose_rows(ws_, logits_pointer(logits), vocab, std::span<const int>(greedy_rows_),
+                  std::span<const kernels::RowSampling>(sampled_rows_), choices_);
     } catch (const std::exception&) {
       return;  // each row then chooses on its own, and meets the failure there if it persists
     }
-    for (std::size_t i = 0; i < choice_of_.size(); ++i)
-      choice_of_[i]->device_choice = choice_ids_[i];
+    for (std::size_t i = 0; i < greedy_of_.size(); ++i)
+      greedy_of_[i]->device_choice = StepChoice{choices_.id(i), {}};
+    for (std::size_t j = 0; j < sampled_of_.size(); ++j) {
+      StepChoice c{choices_.id(greedy_of_.size() + j), {}};
+      if (sampled_rows_[j].top_logprobs >= 0 && c.id >= 0) c.logprobs = choices_.logprobs(j);
+      sampled_of_[j]->device_choice = c;
+    }
   }
 
   /// Hands `r`'s step the token choose_on_device chose for it, if it did.
-  std::optional<std::int32_t> take_device_choice(Request* r) {
+  std::optional<StepChoice> take_device_choice(Request* r) {
     return std::exchange(r->device_choice, std::nullopt);
   }
 
@@ -803,9 +816,11 @@ class RelayScheduler final : public BatchedRelay {
   std::vector<Row> rows_;
   std::vector<float> pristine_;  // a host row of logits, kept for a request's later choices
   // choose_on_device's lists, kept so a step allocates nothing once they have grown.
-  std::vector<int> choice_rows_;
-  std::vector<Request*> choice_of_;
-  std::vector<std::int32_t> choice_ids_;
+  std::vector<int> greedy_rows_;
+  std::vector<Request*> greedy_of_;
+  std::vector<kernels::RowSampling> sampled_rows_;
+  std::vector<Request*> sampled_of_;
+  RowChoices choices_;
   std::vector<char> held_;  // admit(): stages whose free slots a request's choices wait for
   Ticket next_ticket_ = 1;
   std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)

@@ -582,12 +582,18 @@ class Session {
   /// Whether every step chooses by the plain argmax of its row (no sampler, no interceptor that
   /// reads or rewrites it), so the caller may choose it beforehand (model/device_choice.hpp).
   bool chooses_by_argmax() const { return decoder_.chooses_by_argmax(); }
+  /// Whether every step chooses from its row as the forward left it (the argmax, or the
+  /// sampler without logit_bias, penalties or an interceptor that reads or rewrites the row),
+  /// so the caller may choose it beforehand: by row_sampling(row) when not chooses_by_argmax().
+  bool chooses_from_row() const { return decoder_.chooses_from_row(); }
+  /// This step's draw from row `row` of a batched forward (requires chooses_from_row()).
+  kernels::RowSampling row_sampling(int row) const { return decoder_.row_sampling(row); }
   /// The caller appended the request's `input` at `start` itself (in chunks of batched
   /// forwards, `adapter_from` the activation start they used) and `logits` is the last input
-  /// token's row: takes the first step from it (`chosen`: the caller's argmax of that row, for
-  /// a generation that chooses_by_argmax()), unless the generation is over before one.
+  /// token's row: takes the first step from it (`chosen`: the caller's choice from that row, for
+  /// a generation that chooses_from_row()), unless the generation is over before one.
   void take_prompt_logits(int start, std::span<const std::int32_t> input, logits_view logits,
-                          int adapter_from, std::optional<std::int32_t> chosen = std::nullopt) {
+                          int adapter_from, const std::optional<StepChoice>& chosen = std::nullopt) {
     decoder_.prefilled(start, static_cast<int>(input.size()), input.back(), logits, adapter_from);
     if (decoder_.done()) return;
     decoder_.begin_step();  // nothing to feed: the prompt's logits are this step's
@@ -603,9 +609,9 @@ class Session {
     return std::nullopt;
   }
   /// The batched forward ran next_row()'s tokens and `logits` is the row their last one gave:
-  /// chooses (`chosen`: the caller's argmax of that row, as for take_prompt_logits) and
+  /// chooses (`chosen`: the caller's choice from that row, as for take_prompt_logits) and
   /// accepts.
-  void take_logits(logits_view logits, std::optional<std::int32_t> chosen = std::nullopt) {
+  void take_logits(logits_view logits, const std::optional<StepChoice>& chosen = std::nullopt) {
     decoder_.forwarded(logits);
     if (chosen) decoder_.chosen_for_step(*chosen);
     decoder_.finish_step();

@@ -15,10 +15,12 @@
 ///     write-position check stay that step's.
 /// Everything the sampler computes, it computes as the host does (the same functions, the same
 /// order, one thread), so on the host grid a sampled generation equals the host's bit for bit.
+/// SampleRowsKernel is the same choice for the sampled rows of a batched forward, one block each.
 /// On a GPU the choice runs on one thread of one block: correct, and slower than the split
 /// argmax over a large vocabulary (docs/sampling.md gives the cost and what would split it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "baton/grid/grid.hpp"
@@ -121,6 +123,70 @@ struct SampleChooseKernel {
           log_probs(a.logits, a.n, a.params.temperature, id, a.top_logprobs, &r.logprob, r.top);
     }
     *a.pick = ArgmaxPair{id >= 0 ? 0.0f : -INFINITY, id};  // -Inf: argmax_id gives -1
+  }
+};
+
+/// One sampled row of a batched forward, as the batch scheduler hands it to SampleRowsKernel:
+/// which row, and the request's sampler settings for this step (no logit_bias, no penalties:
+/// those rewrite a row in place, and the rows a request's choices share must stay as they are).
+struct RowSampling {
+  int row = 0;  ///< the logits row of the batched forward
+  SampleParams params{};
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+  std::uint32_t step = 0;  ///< the generation's step (the uniform's counter)
+  std::uint32_t run = 0;
+  int top_logprobs = -1;  ///< -1: no log-probabilities; else the alternatives, 0..20
+};
+
+/// Sampled rows one SampleRowsKernel launch takes: each has a scratch of sample_scratch_size(n)
+/// candidates, so this bounds the working memory (16 x 3.6 MB at a vocabulary of 152k).
+inline constexpr int kMaxSampledRows = 16;
+
+/// The sampled rows of a batched forward chosen where the logits are: block b's thread 0 draws
+/// row rows[b] by the host Sampler's rule (kernels::sample_row with the uniform of (seed,
+/// stream, step, run), as SampleChooseKernel does for the device loop), without rewriting the
+/// row, and stores the id in ids[b] and, when asked, its LogprobRecord in records[b]. So a
+/// batch's sampled rows come back with its greedy ones in one read (model/device_choice.hpp).
+struct SampleRowsKernel {
+  static constexpr unsigned kThreads = 32;
+  static constexpr int kPhases = 1;
+  struct Args {
+    const float* logits = nullptr;  ///< [rows of the batch][n]
+    int n = 0;
+    RowSampling rows[kMaxSampledRows] = {};
+    int count = 0;
+    Candidate* candidates = nullptr;  ///< [count][sample_scratch_size(n)]
+    double* bins = nullptr;           ///< [count][kMassBins]
+    std::int32_t* ids = nullptr;      ///< [count]
+    LogprobRecord* records = nullptr;  ///< [count]
+  };
+  struct Shared {};
+  struct Regs {};
+  static grid::LaunchConfig config(int count) {
+    return {static_cast<unsigned>(count), 1, kThreads};
+  }
+
+  template <int P>
+  BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
+    const int b = static_cast<int>(at.block_x);
+    if (at.thread != 0 || b >= a.count) return;
+    const RowSampling& r = a.rows[b];
+    const float* row = a.logits + static_cast<std::size_t>(r.row) * static_cast<std::size_t>(a.n);
+    const SampleScratch scratch{
+        a.candidates + static_cast<std::size_t>(b) * static_cast<std::size_t>(sample_scratch_size(a.n)),
+        a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kMassBins)};
+    const double u = r.params.temperature > 0.0f
+                         ? sample_uniform(r.seed, r.stream, r.step, r.run)
+                         : 0.0;
+    const std::int32_t id = sample_row<RowPasses>(row, a.n, r.params, u, scratch);
+    a.ids[b] = id;
+    if (r.top_logprobs >= 0 && id >= 0) {
+      LogprobRecord& rec = a.records[b];
+      rec.id = id;
+      rec.n_top = log_probs(row, a.n, r.params.temperature, id, r.top_logprobs, &rec.logprob,
+                            rec.top);
+    }
   }
 };
 
