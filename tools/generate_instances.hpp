@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The baton authors
 // SPDX-License-Identifier: MIT
 /// @file
-/// @brief `baton generate`'s host runs (generate_run.hpp) for every family, storage type and
-///        head_dim, declared as explicit instances: cmd_generate.cpp instantiates none of them,
+/// @brief `baton generate`'s host models (generate_run.hpp's load_generator, and with it the
+///        run) for every family, storage type and head_dim, declared as explicit instances: cmd_generate.cpp instantiates none of them,
 ///        dispatch/ compiles them once, one storage type per unit, with the relays of that type
 ///        (BATON_DEFINE_HOST_GENERATE beside BATON_DEFINE_HOST_RELAYS).
 #pragma once
@@ -14,7 +14,7 @@
 // PREFIX is `extern` for the declarations, empty for the definitions; the families are
 // model/model_dispatch.hpp's, opened as relay/runtime_relay_instances.hpp does.
 #define BATON_HOST_GENERATE_INSTANCE_(PREFIX, S, D, F) \
-  PREFIX template Generated generate<host, F, S, D>(const GenerateJob&);
+  PREFIX template std::unique_ptr<LoadedModel> load_generator<host, F, S, D>(const std::string&);
 #define BATON_HOST_GENERATE_APPLY_(...) BATON_HOST_GENERATE_INSTANCE_(__VA_ARGS__)
 #define BATON_HOST_GENERATE_OPEN_(PREFIX, S, D) PREFIX, S, D
 #define BATON_HOST_GENERATE_UNPACK_(PSD, F) \

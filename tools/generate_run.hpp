@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -43,13 +45,12 @@ struct OwnContext {
 template <Backend B>
 struct OwnContext<B, void> {};
 
-/// Loads the model (family F, storage S) on backend B with a head_dim-D cache, and runs the
-/// prompt + greedy generation on one slot of a fresh cache sized prompt + max_new.
+/// Runs `job` on `model` (family F, storage S, backend B) with a head_dim-D cache: the adapter,
+/// then the prompt + generation on one slot of a fresh cache sized prompt + max_new.
 template <Backend B, class F, WeightStorage S, int D>
-Generated generate(const GenerateJob& job) {
+Generated generate_with(const BaseModel<B, S, F>& model, const GenerateJob& job) {
   using Slice = LoraSlice<kRuntimeRankBound, B>;
   using Model = BaseModel<B, S, F>;
-  const auto model = load_model<B, S, F>(job.model);
   const auto slice =
       job.adapter.empty() ? Slice::none(model.config()) : Slice::load(job.adapter, model);
   if (const auto why = base_model_mismatch(slice, model))
@@ -133,13 +134,51 @@ Generated generate(const GenerateJob& job) {
   return out;
 }
 
-/// `job` on backend B: the model's family, stored dtype and head_dim as template parameters
+/// A model folder's weights loaded once for any number of generate() calls: `baton generate`
+/// loads one per run, the Python package one per `baton.Model`. Its family, storage and
+/// head_dim are fixed when it is loaded (load_generator).
+class LoadedModel {
+ public:
+  virtual ~LoadedModel() = default;
+  /// `job` (its prompt, adapter, limits, sampling, grammar) on these weights; job.model and
+  /// job.storage are those it was loaded with.
+  virtual Generated generate(const GenerateJob& job) const = 0;
+};
+
+template <Backend B, class F, WeightStorage S, int D>
+class LoadedModelOf final : public LoadedModel {
+ public:
+  explicit LoadedModelOf(const std::string& path) : model_(load_model<B, S, F>(path)) {}
+  Generated generate(const GenerateJob& job) const override {
+    return generate_with<B, F, S, D>(model_, job);
+  }
+
+ private:
+  BaseModel<B, S, F> model_;
+};
+
+/// Loads the folder `path` as family F, storage S, head_dim D on backend B.
+template <Backend B, class F, WeightStorage S, int D>
+std::unique_ptr<LoadedModel> load_generator(const std::string& path) {
+  return std::make_unique<LoadedModelOf<B, F, S, D>>(path);
+}
+
+/// Loads the folder `path` (config `cfg`, stored as `storage` or the checkpoint's dtype) on
+/// backend B: the model's family, stored dtype and head_dim as template parameters
 /// (model/model_dispatch.hpp), those `Builds` leaves out refused by name.
 template <Backend B, class Builds = BuildEveryModel>
-Generated generate_dispatch(const GenerateJob& job, const ModelConfig& cfg) {
+std::unique_ptr<LoadedModel> load_generator_dispatch(const std::string& path,
+                                                     const ModelConfig& cfg,
+                                                     std::optional<Storage> storage) {
   return dispatch_model<Builds>(
-      job.model, cfg, [&]<class F, class S, int D>() { return generate<B, F, S, D>(job); },
-      std::string("the ") + std::string(B::name) + " program (use --backend host)", job.storage);
+      path, cfg, [&]<class F, class S, int D>() { return load_generator<B, F, S, D>(path); },
+      std::string("the ") + std::string(B::name) + " program (use --backend host)", storage);
+}
+
+/// `job` on backend B: its model loaded (load_generator_dispatch), then generate().
+template <Backend B, class Builds = BuildEveryModel>
+Generated generate_dispatch(const GenerateJob& job, const ModelConfig& cfg) {
+  return load_generator_dispatch<B, Builds>(job.model, cfg, job.storage)->generate(job);
 }
 
 }  // namespace baton::cli

@@ -200,7 +200,7 @@ class Generation:
     @property
     def ms(self) -> float:
         """
-        Wall time of the call in milliseconds: reading the weights, the prompt's prefill and the decode.
+        Wall time of the call in milliseconds: the adapter's loading (when one is named), the prompt's prefill and the decode (the weights are read once, by Model()).
         """
 
     @property
@@ -230,7 +230,7 @@ class Model:
 
     def __init__(self, path: str, *, tokenizer: str | None = None, backend: str | None = None, storage: str | None = None, threads: int | None = None, bf16_products: bool | None = None) -> None:
         """
-        Reads and checks `path`/config.json and the tokenizer (`tokenizer`, else `path`/tokenizer.json when it exists). storage: 'f32', 'bf16', 'f16', 'q8_0' or 'q4_0' (default: the checkpoint's dtype); threads: the host thread pool's size (0 or None: every core); bf16_products: as `baton generate --bf16-products`; backend: 'host' (the only one this module has).
+        Reads and checks `path`/config.json, loads the weights (once: every generate() runs on them) and the tokenizer (`tokenizer`, else `path`/tokenizer.json when it exists). storage: 'f32', 'bf16', 'f16', 'q8_0' or 'q4_0' (default: the checkpoint's dtype); threads: the host thread pool's size (0 or None: every core); bf16_products: as `baton generate --bf16-products`; backend: 'host' (the only one this module has).
         """
 
     def generate(self, prompt: str | Sequence[int], *, max_new: int, adapter: str | None = None, chat: bool = False, ignore_eos: bool = False, regex: str | None = None, json_schema: str | None = None, temperature: float | None = None, top_k: int | None = None, top_p: float | None = None, min_p: float | None = None, repeat_penalty: float | None = None, presence_penalty: float | None = None, frequency_penalty: float | None = None, repeat_last_n: int | None = None, seed: int | None = None, logprobs: int | None = None, logits: bool = False, step_logits: bool = False) -> Generation:

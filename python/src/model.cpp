@@ -2,10 +2,10 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief baton.Model and baton.Generation: `baton generate` for Python. A Model holds the
-///        folder's checked config, its tokenizer and a host thread pool; generate() runs the
-///        CLI's own run (tools/generate_run.hpp, compiled once in dispatch/), which reads the
-///        weights (memory-mapped) for each call, with the same prompt, stop ids, grammar and
-///        sampling rules, so its ids equal `baton generate`'s.
+///        folder's checked config, its weights (loaded once, in the storage asked for), its
+///        tokenizer and a host thread pool; generate() runs the CLI's own run on them
+///        (tools/generate_run.hpp, compiled once in dispatch/), with the same prompt, stop
+///        ids, grammar and sampling rules, so its ids equal `baton generate`'s.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
@@ -52,8 +52,8 @@ struct GrammarArgs {
   std::optional<std::string> regex, json_schema;
 };
 
-/// A model folder loaded for generate(): its config (checked), its tokenizer when it has one,
-/// and the host thread pool the forward runs on. One generate() at a time per Model (the pool
+/// A model folder loaded for generate(): its config (checked), its weights, its tokenizer when
+/// it has one, and the host thread pool the forward runs on. One generate() at a time per Model (the pool
 /// and the tokenizer's cache are not for two threads): the lock queues the others.
 class ModelHandle {
  public:
@@ -63,7 +63,8 @@ class ModelHandle {
         storage_((load.check(), load.storage_type())),  // the keywords first, then the files
         config_(load_runtime_config(path)),
         context_(HostContextOptions{.threads = load.threads.value_or(0),
-                                    .bf16_products = load.bf16_products}) {
+                                    .bf16_products = load.bf16_products}),
+        weights_(cli::load_generator_dispatch<host>(path, config_, storage_)) {
     const std::filesystem::path tok_file = tokenizer
                                                ? std::filesystem::path(*tokenizer)
                                                : std::filesystem::path(path) / "tokenizer.json";
@@ -100,7 +101,7 @@ class ModelHandle {
     }
     job.storage = storage_;
     job.host_context = &context_;
-    return cli::generate_dispatch<host>(job, config_);
+    return weights_->generate(job);
   }
 
  private:
@@ -123,6 +124,7 @@ class ModelHandle {
   ModelConfig config_;
   std::optional<Tokenizer> tok_;
   HostContext context_;
+  std::unique_ptr<cli::LoadedModel> weights_;
   std::mutex mutex_;
 };
 
@@ -153,8 +155,9 @@ void bind_model(nb::module_& m) {
       .def_ro("text", &Generation::text, "The ids decoded (None without a tokenizer).")
       .def_ro("seed", &Generation::seed, "The sampling seed used (given or drawn).")
       .def_ro("ms", &Generation::ms,
-              "Wall time of the call in milliseconds: reading the weights, the prompt's prefill "
-              "and the decode.")
+              "Wall time of the call in milliseconds: the adapter's loading (when one is "
+              "named), the prompt's prefill and the decode (the weights are read once, by "
+              "Model()).")
       .def_ro("logits", &Generation::logits,
               "With logits=True: the row that chose the first token (after a grammar's mask), a "
               "float32 NumPy array over the model's vocabulary that owns the engine's memory.")
@@ -187,7 +190,8 @@ void bind_model(nb::module_& m) {
           nb::arg("path"), nb::kw_only(), nb::arg("tokenizer") = nb::none(),
           nb::arg("backend") = nb::none(), nb::arg("storage") = nb::none(),
           nb::arg("threads") = nb::none(), nb::arg("bf16_products") = nb::none(),
-          "Reads and checks `path`/config.json and the tokenizer (`tokenizer`, else "
+          "Reads and checks `path`/config.json, loads the weights (once: every generate() "
+          "runs on them) and the tokenizer (`tokenizer`, else "
           "`path`/tokenizer.json when it exists). storage: 'f32', 'bf16', 'f16', 'q8_0' or "
           "'q4_0' (default: the checkpoint's dtype); threads: the host thread pool's size (0 or "
           "None: every core); bf16_products: as `baton generate --bf16-products`; backend: "

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 
 import numpy as np
@@ -166,3 +167,18 @@ def test_json_schema_grammar_equals_the_cli(cli, demo, tmp_path):
               "--json")
     assert (g.ids, g.text) == (ref["ids"], ref["text"])
     assert re.fullmatch(r"-?(0|[1-9][0-9]*)", g.text), g.text
+
+
+def test_the_weights_are_read_once(cli, golden, tmp_path):
+    # A Model keeps the weights it loaded: with its folder's weights file gone, every later
+    # generate() (another adapter, another prompt) still equals the CLI's on the original folder.
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(os.path.join(golden, "qwen-c", name), tmp_path / name)
+    m = baton.Model(str(tmp_path))
+    os.remove(tmp_path / "model.safetensors")
+    for adapter, seed in ((None, 3), ("qwen-c-lora-qv", 4), (None, 5)):
+        ids = prompt_for("qwen-c", seed, 6)
+        g = m.generate(ids, max_new=5, adapter=adapter and os.path.join(golden, adapter),
+                       ignore_eos=True)
+        extra = ["--ignore-eos"] + (["--adapter", os.path.join(golden, adapter)] if adapter else [])
+        assert g.ids == cli_generate(cli, os.path.join(golden, "qwen-c"), ids, 5, *extra)["ids"]
