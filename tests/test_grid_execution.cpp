@@ -219,7 +219,8 @@ TEST_CASE("the device loop runs as a captured step on a bound context, kernel by
   job.adapter = fx.adapter_dir(1).string();
   job.prompt = kPrefix;
   job.max_new = 9;
-  const cli::Generated out = cli::generate<host_grid, family::Qwen2, f32, 8>(job);
+  const cli::Generated out =
+      cli::load_generator<host_grid, family::Qwen2, f32, 8>(job.model)->generate(job);
   CHECK(out.ids == a.ids);
   CHECK(out.exec.captures == 1);
   CHECK(out.exec.replays == 8);
