@@ -239,8 +239,8 @@ TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones
     REQUIRE(++steps < 1000);
   }
   const long waits = all_waits() - waits_before;
-  MESSAGE("sampled batch: " << steps << " steps, " << choosing_steps << " chose, "
-                            << crowded_steps << " chose several; " << waits << " waits");
+  MESSAGE("sampled batch: " << steps << " steps, " << choosing_steps << " chose, " << crowded_steps
+                            << " chose several; " << waits << " waits");
   int sampled_differ = 0;
   std::size_t logprobs = 0;
   for (const auto& [ticket, index] : which) {

@@ -18,7 +18,8 @@
 //   cases the epoch check in check_write removed                               -> "moved under it"
 //   the scheduler's turn without the stage's own input                  -> "the batch scheduler"
 // (2026-12-06) choices on a shared sequence:
-//   every choice on the request's own streams (stream_shift 0)          -> "really drew differently"
+//   every choice on the request's own streams (stream_shift 0)          -> "really drew
+//   differently"
 #include <doctest/doctest.h>
 
 #include "baton/relay/scheduler.hpp"

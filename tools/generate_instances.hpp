@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: MIT
 /// @file
 /// @brief `baton generate`'s host models (generate_run.hpp's load_generator, and with it the
-///        run) for every family, storage type and head_dim, declared as explicit instances: cmd_generate.cpp instantiates none of them,
-///        dispatch/ compiles them once, one storage type per unit, with the relays of that type
-///        (BATON_DEFINE_HOST_GENERATE beside BATON_DEFINE_HOST_RELAYS).
+///        run) for every family, storage type and head_dim, declared as explicit instances:
+///        cmd_generate.cpp instantiates none of them, dispatch/ compiles them once, one storage
+///        type per unit, with the relays of that type (BATON_DEFINE_HOST_GENERATE beside
+///        BATON_DEFINE_HOST_RELAYS).
 #pragma once
 
 #include "baton/model/host_forward.hpp"

@@ -53,8 +53,8 @@ struct GrammarArgs {
 };
 
 /// A model folder loaded for generate(): its config (checked), its weights, its tokenizer when
-/// it has one, and the host thread pool the forward runs on. One generate() at a time per Model (the pool
-/// and the tokenizer's cache are not for two threads): the lock queues the others.
+/// it has one, and the host thread pool the forward runs on. One generate() at a time per Model
+/// (the pool and the tokenizer's cache are not for two threads): the lock queues the others.
 class ModelHandle {
  public:
   ModelHandle(const std::string& path, const std::optional<std::string>& tokenizer,

@@ -57,8 +57,10 @@ struct SchedulerWorld {
       stages.push_back(std::make_unique<StageT>(
           name, model, std::move(slice), KvShape{prefix, 96, slots}, scheduler_ids(prefix, prefix),
           wire::DynamicInput{std::move(in)},
-          StageLimits{max_new, {}, stages.size() < sampling.size() ? sampling[stages.size()]
-                                                                   : SamplingOptions{}}));
+          StageLimits{
+              max_new,
+              {},
+              stages.size() < sampling.size() ? sampling[stages.size()] : SamplingOptions{}}));
       stages.back()->prewarm();
     };
     add("extract", Slice::load(root / "qwen-c-lora-qv", c), 12, {literal({1, 2}), request}, 6);

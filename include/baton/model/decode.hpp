@@ -241,9 +241,7 @@ class Decoder {
   }
   /// Whether this generation's every step chooses by the plain argmax of its row (no sampler,
   /// no interceptor that reads or rewrites the row), so a caller may choose it beforehand.
-  bool chooses_by_argmax() const {
-    return opt_->sampling.plain_greedy() && chooses_from_row();
-  }
+  bool chooses_by_argmax() const { return opt_->sampling.plain_greedy() && chooses_from_row(); }
   /// Whether every step chooses from its row as the forward left it, by the argmax or by the
   /// sampler without logit_bias or penalties (which rewrite the row) and without an
   /// interceptor that reads or rewrites it, so a caller may choose it beforehand, on a device

@@ -94,8 +94,9 @@ requires HasDeviceLoop<B>
 void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<const int> greedy,
                  std::span<const kernels::RowSampling> sampled, RowChoices& out) {
   const std::size_t rows = greedy.size() + sampled.size();
-  const bool records = std::any_of(sampled.begin(), sampled.end(),
-                                   [](const kernels::RowSampling& r) { return r.top_logprobs >= 0; });
+  const bool records =
+      std::any_of(sampled.begin(), sampled.end(),
+                  [](const kernels::RowSampling& r) { return r.top_logprobs >= 0; });
   const std::size_t words =
       rows + (records ? sampled.size() * static_cast<std::size_t>(kernels::kLogprobWords) : 0);
   out.rows_ = rows;

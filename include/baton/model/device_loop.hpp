@@ -336,9 +336,9 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
                  back.begin() + kernels::kLoopStateWords + st.steps);
   if (sampling && sampling->logprobs) {
     for (int k = first.steps; k < st.steps; ++k) {
-      out.logprobs.push_back(read_logprob_record(
-          back.data() + kernels::kLoopStateWords + first.max_new +
-          static_cast<std::size_t>(k) * kernels::kLogprobWords));
+      out.logprobs.push_back(
+          read_logprob_record(back.data() + kernels::kLoopStateWords + first.max_new +
+                              static_cast<std::size_t>(k) * kernels::kLogprobWords));
     }
   }
   return out;

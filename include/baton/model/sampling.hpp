@@ -21,10 +21,10 @@
 namespace baton {
 
 /// How a generation chooses its tokens. The defaults are greedy decoding (the exact argmax).
-struct SamplingOptions {                       // NOLINT: aggregate
-  kernels::SampleParams params;                ///< temperature, top-k/p, min-p, penalties
-  std::uint64_t seed = 0;                      ///< the generator's key (docs/sampling.md)
-  std::uint64_t stream = 0;                    ///< the request stream: one per stage of a relay
+struct SamplingOptions {         // NOLINT: aggregate
+  kernels::SampleParams params;  ///< temperature, top-k/p, min-p, penalties
+  std::uint64_t seed = 0;        ///< the generator's key (docs/sampling.md)
+  std::uint64_t stream = 0;      ///< the request stream: one per stage of a relay
   /// The stage run within its request (its relay cycle - 1): the generator counter's second
   /// word, so each cycle of a looping stage draws afresh. Set by the relay, not by users.
   std::uint32_t run = 0;

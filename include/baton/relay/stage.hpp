@@ -593,7 +593,8 @@ class Session {
   /// token's row: takes the first step from it (`chosen`: the caller's choice from that row, for
   /// a generation that chooses_from_row()), unless the generation is over before one.
   void take_prompt_logits(int start, std::span<const std::int32_t> input, logits_view logits,
-                          int adapter_from, const std::optional<StepChoice>& chosen = std::nullopt) {
+                          int adapter_from,
+                          const std::optional<StepChoice>& chosen = std::nullopt) {
     decoder_.prefilled(start, static_cast<int>(input.size()), input.back(), logits, adapter_from);
     if (decoder_.done()) return;
     decoder_.begin_step();  // nothing to feed: the prompt's logits are this step's

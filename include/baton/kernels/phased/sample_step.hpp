@@ -156,9 +156,9 @@ struct SampleRowsKernel {
     int n = 0;
     RowSampling rows[kMaxSampledRows] = {};
     int count = 0;
-    Candidate* candidates = nullptr;  ///< [count][sample_scratch_size(n)]
-    double* bins = nullptr;           ///< [count][kMassBins]
-    std::int32_t* ids = nullptr;      ///< [count]
+    Candidate* candidates = nullptr;   ///< [count][sample_scratch_size(n)]
+    double* bins = nullptr;            ///< [count][kMassBins]
+    std::int32_t* ids = nullptr;       ///< [count]
     LogprobRecord* records = nullptr;  ///< [count]
   };
   struct Shared {};
@@ -174,18 +174,18 @@ struct SampleRowsKernel {
     const RowSampling& r = a.rows[b];
     const float* row = a.logits + static_cast<std::size_t>(r.row) * static_cast<std::size_t>(a.n);
     const SampleScratch scratch{
-        a.candidates + static_cast<std::size_t>(b) * static_cast<std::size_t>(sample_scratch_size(a.n)),
+        a.candidates +
+            static_cast<std::size_t>(b) * static_cast<std::size_t>(sample_scratch_size(a.n)),
         a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kMassBins)};
-    const double u = r.params.temperature > 0.0f
-                         ? sample_uniform(r.seed, r.stream, r.step, r.run)
-                         : 0.0;
+    const double u =
+        r.params.temperature > 0.0f ? sample_uniform(r.seed, r.stream, r.step, r.run) : 0.0;
     const std::int32_t id = sample_row<RowPasses>(row, a.n, r.params, u, scratch);
     a.ids[b] = id;
     if (r.top_logprobs >= 0 && id >= 0) {
       LogprobRecord& rec = a.records[b];
       rec.id = id;
-      rec.n_top = log_probs(row, a.n, r.params.temperature, id, r.top_logprobs, &rec.logprob,
-                            rec.top);
+      rec.n_top =
+          log_probs(row, a.n, r.params.temperature, id, r.top_logprobs, &rec.logprob, rec.top);
     }
   }
 };
