@@ -221,6 +221,12 @@ TEST_CASE("limits: each bound stops a hostile template and is named in the error
   CHECK(render("{% set ns = namespace(x=[]) %}{% for i in range(3) %}{% set ns.x = [ns.x] %}"
                "{% endfor %}{{ ns.x }}") == "[[[[]]]]");
 
+  // Repeating nothing a huge number of times is nothing, at once; a repetition whose size
+  // would wrap is over the limits (fuzzer findings).
+  CHECK(render("[{{ '' * 7527542537 }}]{{ [] * 9000000000000000000 }}") == "[][]");
+  CHECK(failure("{{ 'ab' * 9223372036854775807 }}").kind() == baton::template_error::Kind::limit);
+  CHECK(failure("{{ [1, 2] * 9223372036854775807 }}").kind() == baton::template_error::Kind::limit);
+
   // A namespace may hold itself, or two each other (jinja2 allows it): the render still frees
   // them (a leak here fails the sanitizer phase, and was a fuzzer finding).
   CHECK(render("{% set ns = namespace(a=0) %}{% set ns.me = [ns] %}{% set ns.t = (ns, 1) %}"

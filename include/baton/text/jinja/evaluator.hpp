@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -184,7 +185,9 @@ class Evaluator final : public Runtime {
     return run_test(name, input, args);
   }
   void charge(std::size_t n) override {
-    iterations_ += n;
+    // Saturating: a huge count (a repetition's) must not wrap the total back under the limit.
+    constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+    iterations_ = n > kMax - iterations_ ? kMax : iterations_ + n;
     if (iterations_ > limits_.max_loop_iterations)
       fail("more than " + std::to_string(limits_.max_loop_iterations) +
                " loop iterations (TemplateLimits::max_loop_iterations)",

@@ -332,13 +332,21 @@ inline Value binary_op(std::string_view op, const Value& a, const Value& b, Runt
     const Value& times = &seq == &a ? b : a;
     const std::int64_t n =
         std::max<std::int64_t>(0, times.is_int() ? times.integer() : times.boolean());
+    const std::size_t len = seq.is_string() ? seq.str().size() : seq.list().items.size();
+    // Nothing repeated is nothing, at once: `'' * 7527542537` must not loop that many times.
+    if (len == 0 || n == 0)
+      return seq.is_string() ? Value(std::string()) : make_list({}, seq.list().tuple);
+    // The size saturates: a count whose product would wrap is over every limit anyway.
+    constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+    const std::size_t total =
+        static_cast<std::uint64_t>(n) > kMax / len ? kMax : len * static_cast<std::size_t>(n);
     if (seq.is_string()) {
-      rt.check_size(seq.str().size() * static_cast<std::size_t>(n));
+      rt.check_size(total);
       std::string s;
       for (std::int64_t k = 0; k < n; ++k) s += seq.str();
       return Value(std::move(s));
     }
-    rt.charge(seq.list().items.size() * static_cast<std::size_t>(n));
+    rt.charge(total);
     std::vector<Value> items;
     for (std::int64_t k = 0; k < n; ++k)
       items.insert(items.end(), seq.list().items.begin(), seq.list().items.end());
