@@ -71,6 +71,15 @@ KvBuffer<layout::HeadMajor<f32, 8>, B> warm_cache(const Golden<B>& g, const Lora
   return cache;
 }
 
+/// Waits on every context a scheduler's requests use: the scheduler's and each stage slot's.
+template <class Scheduler, class World>
+long all_waits(Scheduler& sched, World& world) {
+  long n = sched.workspace().extras.context().host_waits();
+  for (auto* stage : world.ptrs())
+    for (auto& ws : stage->workspaces()) n += ws.extras.context().host_waits();
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("host grid: forward_batch over mixed rows matches the host's forward() per row") {
@@ -157,14 +166,7 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
   std::map<Ticket, std::size_t> which;
   std::size_t next = 0;
   int steps = 0, most_rows = 0;
-  // Waits on every context the relay's requests use: the scheduler's and each stage slot's.
-  const auto all_waits = [&] {
-    long n = sched.workspace().extras.context().host_waits();
-    for (auto* stage : batched.ptrs())
-      for (auto& ws : stage->workspaces()) n += ws.extras.context().host_waits();
-    return n;
-  };
-  const long waits_before = all_waits();
+  const long waits_before = all_waits(sched, batched);
   while (next < requests.size() || !sched.idle()) {
     for (unsigned a = rng() % 3; a > 0 && next < requests.size(); --a, ++next)
       which[sched.submit(requests[next])] = next;
@@ -184,7 +186,7 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
   // The greedy rows of a step are chosen on the device together (model/device_choice.hpp) and
   // handed to their sessions (Session::take_logits): at most one wait per step on all the
   // contexts, though the steps chose more tokens than there were steps.
-  const long waits = all_waits() - waits_before;
+  const long waits = all_waits(sched, batched) - waits_before;
   CHECK(static_cast<long>(generated) > steps);
   CHECK(waits > 0);
   CHECK(waits <= steps);
@@ -218,13 +220,7 @@ TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones
   std::map<Ticket, std::size_t> which;
   std::size_t next = 0;
   int steps = 0;
-  const auto all_waits = [&] {
-    long n = sched.workspace().extras.context().host_waits();
-    for (auto* stage : batched.ptrs())
-      for (auto& ws : stage->workspaces()) n += ws.extras.context().host_waits();
-    return n;
-  };
-  const long waits_before = all_waits();
+  const long waits_before = all_waits(sched, batched);
   // Steps that chose at least one token, and those that chose several.
   int accepted = 0, choosing_steps = 0, crowded_steps = 0;
   RequestOptions count;
@@ -238,7 +234,7 @@ TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones
     crowded_steps += accepted > 1 ? 1 : 0;
     REQUIRE(++steps < 1000);
   }
-  const long waits = all_waits() - waits_before;
+  const long waits = all_waits(sched, batched) - waits_before;
   MESSAGE("sampled batch: " << steps << " steps, " << choosing_steps << " chose, " << crowded_steps
                             << " chose several; " << waits << " waits");
   int sampled_differ = 0;

@@ -117,12 +117,11 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
   if (!greedy.empty()) detail::launch_argmax_rows(exec, ws, logits, vocab, greedy, chosen);
   if (!sampled.empty()) {
     using Sample = kernels::SampleRowsKernel;
-    const std::size_t per_block = per_launch;
-    for (std::size_t first = 0; first < sampled.size(); first += per_block) {
+    for (std::size_t first = 0; first < sampled.size(); first += per_launch) {
       Sample::Args a{};
       a.logits = logits;
       a.n = vocab;
-      a.count = static_cast<int>(std::min(per_block, sampled.size() - first));
+      a.count = static_cast<int>(std::min(per_launch, sampled.size() - first));
       std::copy_n(sampled.begin() + static_cast<std::ptrdiff_t>(first), a.count, a.rows);
       a.candidates = raw_pointer(s.sample_candidates.data());
       a.bins = raw_pointer(s.sample_bins.data());

@@ -301,8 +301,7 @@ class Evaluator final : public Runtime {
             if (!ns || !ns->is_dict() || !ns->dict().ns)
               fail("cannot assign attribute on non-namespace object");
             const DictPtr& target = std::get<DictPtr>(ns->v);
-            if (seen_namespaces_.insert(target.get()).second)
-              assigned_namespaces_.push_back(target);
+            assigned_namespaces_.insert(target);
             target->set(s.text, std::move(v));
           } else {
             assign(s.targets, std::move(v), *scope);
@@ -520,8 +519,7 @@ class Evaluator final : public Runtime {
   std::size_t ticks_ = 0;
   int call_depth_ = 0;
   int line_ = 0;
-  std::vector<DictPtr> assigned_namespaces_;  ///< emptied at the end (see ~Evaluator)
-  std::unordered_set<const Dict*> seen_namespaces_;
+  std::unordered_set<DictPtr> assigned_namespaces_;  ///< emptied at the end (see ~Evaluator)
 };
 
 inline Value Macro::call(Runtime&, const Args& args) { return ev->call_macro(*this, args); }
