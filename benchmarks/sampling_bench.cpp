@@ -119,7 +119,8 @@ double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows,
                                 ? sampler.choose(row, d % max_new, &BackendOps<host>::sample_row)
                                 : sampler.choose(row, d % max_new);
     if (cfg.options.logprobs) {
-      const TokenLogprobs t = sampler.logprobs(row, id);
+      const TokenLogprobs t = host_passes ? sampler.logprobs(row, id, &BackendOps<host>::log_probs)
+                                          : sampler.logprobs(row, id);
       if (t.n_top < 0) std::abort();
     }
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());

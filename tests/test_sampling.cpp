@@ -32,6 +32,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -202,7 +203,7 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
   // (1 - p) / n, min-p); the reference sorts every finite token and cuts by the definitions.
   std::mt19937 rng(20261206);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
-  int checked = 0;
+  int checked = 0, listed_sets = 0, dense_sets = 0;
   for (const int n : {1000, 40000}) {
     for (int shape = 0; shape < 5; ++shape) {
       std::vector<float> row(static_cast<std::size_t>(n));
@@ -260,16 +261,27 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
                 if (min_p <= 0.0f || all[i].w >= min_p) kept_set.push_back(all[i]);
               std::vector<kernels::Candidate> scratch(
                   static_cast<std::size_t>(kernels::sample_scratch_size(n)));
-              std::vector<double> bin_mass(kernels::kMassBins);
-              // Without the bins (top-p by quickselect alone), then with them: the same set.
-              const kernels::KeptSet plain = kernels::truncate(row.data(), n, p, {scratch.data()});
-              const kernels::KeptSet got =
-                  kernels::truncate(row.data(), n, p, {scratch.data(), bin_mass.data()});
+              std::vector<kernels::Candidate> plain_scratch(scratch.size());
+              std::vector<float> weights(static_cast<std::size_t>(n));
+              std::vector<double> bins(kernels::kSampleBins);
+              // Without weights and bins (every set listed, top-p by quickselect alone), then
+              // with them (a long set dense, top-p by bands of bins): the same set.
+              const kernels::KeptSet plain =
+                  kernels::truncate(row.data(), n, p, {plain_scratch.data()});
+              const kernels::KeptSet got = kernels::truncate(
+                  row.data(), n, p, {scratch.data(), weights.data(), bins.data()});
+              CHECK(plain.list != nullptr);
               CHECK(plain.count == got.count);
-              CHECK(plain.cut.id == got.cut.id);
               REQUIRE(got.count == static_cast<int>(kept_set.size()));
-              CHECK(got.cut.id == kept_set.back().id);
+              // The bound is the worst kept token, or (dense, nothing cut) keep_all().
+              if (got.cut.id != kernels::keep_all().id) {
+                CHECK(plain.cut.id == got.cut.id);
+                CHECK(got.cut.id == kept_set.back().id);
+              } else {
+                CHECK((got.list == nullptr && top_p == 1.0f && min_p == 0.0f));
+              }
               CHECK(got.listed <= n);
+              ++(got.list ? listed_sets : dense_sets);
               // The draw: the inverse CDF of the kept set's weights in id order.
               std::sort(kept_set.begin(), kept_set.end(),
                         [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -286,12 +298,16 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
                   }
                 }
                 CHECK(kernels::draw(got, u) == want);
+                CHECK(kernels::draw(plain, u) == want);
               }
               ++checked;
             }
     }
   }
   CHECK(checked == 2 * 5 * 4 * 4 * 3 * 2);
+  // Both forms ran: short sets listed, long ones (40,000 ids, no top-k) dense.
+  CHECK(listed_sets > 0);
+  CHECK(dense_sets > 0);
 }
 
 TEST_CASE("sample_exp: within 2 ulp of exp on [-87.3, 0], 0 below, 1 at 0") {
@@ -326,7 +342,7 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
   using Vec = host_simd::Avx2RowPasses;
   std::mt19937 rng(7);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
-  int rows = 0;
+  int rows = 0, dense = 0;
   for (const int n : {1, 7, 8, 9, 15, 16, 17, 63, 1000, 32001}) {
     for (int shape = 0; shape < 7; ++shape) {
       std::vector<float> row(static_cast<std::size_t>(n));
@@ -353,7 +369,8 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
       }
       std::vector<kernels::Candidate> s1(static_cast<std::size_t>(kernels::sample_scratch_size(n)));
       std::vector<kernels::Candidate> s2(s1.size());
-      std::vector<double> b1(kernels::kMassBins), b2(kernels::kMassBins);
+      std::vector<float> w1(static_cast<std::size_t>(n)), w2(w1.size());
+      std::vector<double> b1(kernels::kSampleBins), b2(kernels::kSampleBins);
       for (const int top_k : {0, 1, 5, 40})
         for (const float top_p : {1.0f, 0.9f})
           for (const float min_p : {0.0f, 0.05f})
@@ -361,12 +378,20 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
               const kernels::SampleParams p{
                   .temperature = t, .top_k = top_k, .top_p = top_p, .min_p = min_p};
               const kernels::KeptSet want =
-                  kernels::truncate(row.data(), n, p, {s1.data(), b1.data()});
+                  kernels::truncate(row.data(), n, p, {s1.data(), w1.data(), b1.data()});
               const kernels::KeptSet got =
-                  kernels::truncate<Vec>(row.data(), n, p, {s2.data(), b2.data()});
+                  kernels::truncate<Vec>(row.data(), n, p, {s2.data(), w2.data(), b2.data()});
               REQUIRE(got.count == want.count);
               REQUIRE(got.listed == want.listed);
+              REQUIRE((got.list == nullptr) == (want.list == nullptr));
               if (want.count == 0) continue;
+              if (!want.list) {  // dense: the same weights, and each block's kept mass, bit for bit
+                ++dense;
+                CHECK(std::memcmp(w1.data(), w2.data(), w1.size() * sizeof(float)) == 0);
+                const int blocks = (n + want.block - 1) / want.block;
+                CHECK(std::memcmp(want.block_mass, got.block_mass,
+                                  static_cast<std::size_t>(blocks) * sizeof(double)) == 0);
+              }
               CHECK(got.cut.id == want.cut.id);
               CHECK(got.max_z == want.max_z);
               bool same_list = true;
@@ -382,9 +407,12 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
       if (!all.bad && all.max != -INFINITY) {
         for (const float t : {0.7f, 1.3f}) {
           double total_want = 0.0, total_got = 0.0;
-          const int c_want = kernels::RowPasses::weigh(row.data(), n, t, all.max / t, 1e-3f,
-                                                       s1.data(), &total_want);
-          const int c_got = Vec::weigh(row.data(), n, t, all.max / t, 1e-3f, s2.data(), &total_got);
+          const float m = kernels::scaled_logit(all.max, t);
+          const int c_want = kernels::RowPasses::weigh(row.data(), n, t, m, 1e-3f, n, s1.data(),
+                                                       w1.data(), &total_want);
+          const int c_got =
+              Vec::weigh(row.data(), n, t, m, 1e-3f, n, s2.data(), w2.data(), &total_got);
+          CHECK(std::memcmp(w1.data(), w2.data(), w1.size() * sizeof(float)) == 0);
           REQUIRE(c_got == c_want);
           CHECK(std::bit_cast<std::uint64_t>(total_got) ==
                 std::bit_cast<std::uint64_t>(total_want));
@@ -395,12 +423,31 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
                    std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].w) ==
                        std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].w);
           CHECK(same);
+          // And the log-probabilities: the same sum, list and values, bit for bit.
+          const std::int32_t chosen = kernels::argmax(row.data(), n);
+          for (const int top_n : {0, 5, 20}) {
+            kernels::TopLogprob top_want[kernels::kMaxTopLogprobs],
+                top_got[kernels::kMaxTopLogprobs];
+            float lp_want = 0.0f, lp_got = 0.0f;
+            const int k_want =
+                kernels::log_probs(row.data(), n, t, chosen, top_n, &lp_want, top_want);
+            const int k_got =
+                kernels::log_probs<Vec>(row.data(), n, t, chosen, top_n, &lp_got, top_got);
+            REQUIRE(k_got == k_want);
+            CHECK(std::bit_cast<std::uint32_t>(lp_got) == std::bit_cast<std::uint32_t>(lp_want));
+            for (int k = 0; k < k_want; ++k) {
+              CHECK(top_got[k].id == top_want[k].id);
+              CHECK(std::bit_cast<std::uint32_t>(top_got[k].logprob) ==
+                    std::bit_cast<std::uint32_t>(top_want[k].logprob));
+            }
+          }
         }
       }
       ++rows;
     }
   }
   CHECK(rows == 70);
+  CHECK(dense > 0);  // the 32,001-id rows without top-k: too long to list
 }
 
 TEST_CASE("temperature 0 is the exact argmax, ties to the lowest id") {

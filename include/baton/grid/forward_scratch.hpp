@@ -38,7 +38,8 @@ struct GridScratch {
   buffer<std::int32_t> loop;
   // A sampled device loop's working memory (kernels/phased/sample_step.hpp).
   buffer<kernels::Candidate> sample_candidates;  ///< [sample_scratch_size(vocab)]
-  buffer<double> sample_bins;                    ///< [kMassBins]: top-p's mass per bin
+  buffer<float> sample_weights;                  ///< [vocab]: a wide kept set's weights
+  buffer<double> sample_bins;                    ///< [kSampleBins]: top-p's bins, the draw's blocks
   buffer<kernels::SeenToken> sample_seen;        ///< [max_new]: the penalties' counts
   buffer<std::int32_t> sample_window;            ///< [min(repeat_last_n, max_new)]
 

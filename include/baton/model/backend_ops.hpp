@@ -26,9 +26,11 @@ namespace baton {
 ///   - optionally `using exec`: an executor of the grid kernels (model/device_loop.hpp), which
 ///     gives the backend the device-resident decode loop and its split argmax
 ///     (model/device_choice.hpp);
-///   - optionally `static std::int32_t sample_row(row, n, params, u, scratch)`: the sampler's
-///     passes over a host row computed faster, with kernels::sample_row's result (greedy
-///     included: the exact argmax); the decode step chooses with kernels::sample_row otherwise.
+///   - optionally `static std::int32_t sample_row(row, n, params, u, scratch)` and
+///     `static int log_probs(row, n, temperature, chosen, top_n, logprob, top)`: the sampler's
+///     passes over a host row computed faster, with kernels::sample_row's and
+///     kernels::log_probs' results (greedy included: the exact argmax); the decode step uses
+///     those otherwise.
 /// The primary template is left undefined on purpose: see HasBackendOps.
 template <Backend B>
 struct BackendOps;

@@ -289,12 +289,14 @@ class Decoder {
       id = *std::exchange(chosen_, std::nullopt);
     } else if (!argmax_on_device(id)) {
       const std::span<float> row = logits_.on_host();
-      if constexpr (requires { &ops::sample_row; }) {
-        id = sampler_.choose(row, state_.steps, &ops::sample_row);  // the backend's passes
+      const bool logprobs = opt_->sampling.logprobs;
+      if constexpr (requires { &ops::sample_row; }) {  // the backend's passes
+        id = sampler_.choose(row, state_.steps, &ops::sample_row);
+        if (id >= 0 && logprobs) step_logprobs_ = sampler_.logprobs(row, id, &ops::log_probs);
       } else {
         id = sampler_.choose(row, state_.steps);
+        if (id >= 0 && logprobs) step_logprobs_ = sampler_.logprobs(row, id);
       }
-      if (id >= 0 && opt_->sampling.logprobs) step_logprobs_ = sampler_.logprobs(row, id);
     }
     if (id < 0) [[unlikely]]
       fail_no_choice();

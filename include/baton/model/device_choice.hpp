@@ -110,7 +110,8 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
     const std::size_t blocks = std::min(sampled.size(), per_launch);
     ws.extras.grow(s.sample_candidates,
                    blocks * static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
-    ws.extras.grow(s.sample_bins, blocks * static_cast<std::size_t>(kernels::kMassBins));
+    ws.extras.grow(s.sample_weights, blocks * static_cast<std::size_t>(vocab));
+    ws.extras.grow(s.sample_bins, blocks * static_cast<std::size_t>(kernels::kSampleBins));
   }
   std::int32_t* chosen = raw_pointer(s.chosen.data());
   typename BackendOps<B>::exec exec(ws);
@@ -124,6 +125,7 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
       a.count = static_cast<int>(std::min(per_launch, sampled.size() - first));
       std::copy_n(sampled.begin() + static_cast<std::ptrdiff_t>(first), a.count, a.rows);
       a.candidates = raw_pointer(s.sample_candidates.data());
+      a.weights = raw_pointer(s.sample_weights.data());
       a.bins = raw_pointer(s.sample_bins.data());
       a.ids = chosen + greedy.size() + first;
       // The records' words follow the ids (LogprobRecord is 32-bit words, 4-byte aligned).

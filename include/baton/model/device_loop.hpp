@@ -168,7 +168,8 @@ void reserve_device_sampling(Workspace<B>& ws, int vocab, int max_new, const Sam
   if (s.params.temperature > 0.0f) {
     ws.extras.grow(x.sample_candidates,
                    static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
-    ws.extras.grow(x.sample_bins, static_cast<std::size_t>(kernels::kMassBins));
+    ws.extras.grow(x.sample_weights, static_cast<std::size_t>(vocab));
+    ws.extras.grow(x.sample_bins, static_cast<std::size_t>(kernels::kSampleBins));
   }
   if (s.penalized()) {
     ws.extras.grow(x.sample_seen, static_cast<std::size_t>(std::max(max_new, 1)));
@@ -284,7 +285,8 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
     choose.penalized = sampling->penalized();
     choose.counts = {raw_pointer(s.sample_seen.data()), raw_pointer(s.sample_window.data()),
                      std::max(sampling->repeat_last_n, 0)};
-    choose.scratch = {raw_pointer(s.sample_candidates.data()), raw_pointer(s.sample_bins.data())};
+    choose.scratch = {raw_pointer(s.sample_candidates.data()), raw_pointer(s.sample_weights.data()),
+                      raw_pointer(s.sample_bins.data())};
     choose.top_logprobs = sampling->logprobs ? sampling->top_logprobs : -1;
     choose.pick = part.partials;
     step.n_partials = 1;

@@ -233,6 +233,14 @@ struct BackendOps<host> {
                ? kernels::sample_row<host_simd::Avx2RowPasses>(row, n, p, u, scratch)
                : kernels::sample_row(row, n, p, u, scratch);
   }
+  /// kernels::log_probs with the same passes (the same bits; Sampler::LogProbs).
+  static int log_probs(const float* row, int n, float temperature, std::int32_t chosen, int top_n,
+                       float* chosen_logprob, kernels::TopLogprob* top) {
+    return host_simd::sample_passes_on_avx2()
+               ? kernels::log_probs<host_simd::Avx2RowPasses>(row, n, temperature, chosen, top_n,
+                                                              chosen_logprob, top)
+               : kernels::log_probs(row, n, temperature, chosen, top_n, chosen_logprob, top);
+  }
 };
 
 }  // namespace baton

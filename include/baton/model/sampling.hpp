@@ -116,7 +116,8 @@ class Sampler {
     if (options.plain_greedy()) return;
     if (options.params.temperature > 0.0f) {
       scratch_.resize(static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
-      bin_mass_.resize(kernels::kMassBins);
+      weights_.resize(static_cast<std::size_t>(vocab));
+      bins_.resize(kernels::kSampleBins);
     }
     if (options.penalized()) {
       seen_.resize(static_cast<std::size_t>(std::max(max_new, 0)));
@@ -148,15 +149,21 @@ class Sampler {
             ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
             : 0.0;
     return sample(row.data(), static_cast<int>(row.size()), o.params, u,
-                  {scratch_.data(), bin_mass_.data()});
+                  {scratch_.data(), weights_.data(), bins_.data()});
   }
 
-  /// The log-probabilities of `chosen` from `row` as choose() left it.
-  TokenLogprobs logprobs(std::span<const float> row, std::int32_t chosen) const {
+  /// How the log-probabilities are computed: kernels::log_probs, or a backend's version
+  /// computing the same with faster passes (BackendOps<host>::log_probs).
+  using LogProbs = int (*)(const float*, int, float, std::int32_t, int, float*,
+                           kernels::TopLogprob*);
+
+  /// The log-probabilities of `chosen` from `row` as choose() left it, by `log_probs`.
+  TokenLogprobs logprobs(std::span<const float> row, std::int32_t chosen,
+                         LogProbs log_probs = &kernels::log_probs<kernels::RowPasses>) const {
     TokenLogprobs t;
     t.id = chosen;
-    t.n_top = kernels::log_probs(row.data(), static_cast<int>(row.size()), opt_->params.temperature,
-                                 chosen, opt_->top_logprobs, &t.logprob, t.top.data());
+    t.n_top = log_probs(row.data(), static_cast<int>(row.size()), opt_->params.temperature, chosen,
+                        opt_->top_logprobs, &t.logprob, t.top.data());
     return t;
   }
 
@@ -172,7 +179,8 @@ class Sampler {
  private:
   const SamplingOptions* opt_ = nullptr;
   std::vector<kernels::Candidate> scratch_;
-  std::vector<double> bin_mass_;
+  std::vector<float> weights_;            ///< [vocab]: a wide kept set's weights
+  std::vector<double> bins_;              ///< [kSampleBins]
   std::vector<kernels::SeenToken> seen_;  ///< [max_new]: the distinct accepted ids, counted
   std::vector<std::int32_t> window_;      ///< the last repeat_last_n accepted tokens (a ring)
   kernels::PenaltyCursor counted_;        ///< how much of both is filled

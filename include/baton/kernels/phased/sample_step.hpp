@@ -91,9 +91,10 @@ struct SampleChooseKernel {
     BiasEntry bias[kMaxDeviceBias] = {};
     int n_bias = 0;
     bool penalized = false;
-    PenaltyCounts counts{};   ///< seen [max_new], window [min(repeat_last_n, max_new)]
-    SampleScratch scratch{};  ///< candidates [sample_scratch_size(n)], bins [kMassBins]
-    int top_logprobs = -1;    ///< -1: no log-probabilities; else the alternatives, 0..20
+    PenaltyCounts counts{};  ///< seen [max_new], window [min(repeat_last_n, max_new)]
+    SampleScratch
+        scratch{};  ///< candidates [sample_scratch_size(n)], weights [n], bins [kSampleBins]
+    int top_logprobs = -1;  ///< -1: no log-probabilities; else the alternatives, 0..20
     ArgmaxPair* pick = nullptr;
   };
   struct Shared {};
@@ -157,7 +158,8 @@ struct SampleRowsKernel {
     RowSampling rows[kMaxSampledRows] = {};
     int count = 0;
     Candidate* candidates = nullptr;   ///< [count][sample_scratch_size(n)]
-    double* bins = nullptr;            ///< [count][kMassBins]
+    float* weights = nullptr;          ///< [count][n]
+    double* bins = nullptr;            ///< [count][kSampleBins]
     std::int32_t* ids = nullptr;       ///< [count]
     LogprobRecord* records = nullptr;  ///< [count]
   };
@@ -176,7 +178,8 @@ struct SampleRowsKernel {
     const SampleScratch scratch{
         a.candidates +
             static_cast<std::size_t>(b) * static_cast<std::size_t>(sample_scratch_size(a.n)),
-        a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kMassBins)};
+        a.weights + static_cast<std::size_t>(b) * static_cast<std::size_t>(a.n),
+        a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kSampleBins)};
     const double u =
         r.params.temperature > 0.0f ? sample_uniform(r.seed, r.stream, r.step, r.run) : 0.0;
     const std::int32_t id = sample_row<RowPasses>(row, a.n, r.params, u, scratch);

@@ -1,0 +1,177 @@
+// SPDX-FileCopyrightText: 2026 The baton authors
+// SPDX-License-Identifier: MIT
+/// @file
+/// @brief The sampler's passes over a whole row of logits, written once for every decode loop
+///        (RowPasses): a block's maximum and validity, the weights exp(z - max) by sample_exp's
+///        steps (so every loop gets the same bits), the list of tokens that may be kept, a
+///        band of weights, each block's kept mass, the top-ranked entries and the argmax. A host
+///        substitutes vector versions computing exactly the same (backend/host_sample.hpp).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "baton/core/macros.hpp"
+#include "baton/kernels/argmax.hpp"
+#include "baton/kernels/sample_select.hpp"
+
+namespace baton::kernels {
+
+/// exp(x) for the sampler's weights (x = z - max z <= 0), from correctly rounded steps only —
+/// rintf, fmaf, a multiply by an exact power of two — so every loop that weighs a row (the scalar
+/// passes, the host's AVX2 passes doing the same steps eight at a time, a GPU thread) gets the
+/// same bits, which a library expf does not promise across them. Within 2 ulp of exp on
+/// [-87.3, 0] (a degree-7 Taylor polynomial on |r| <= ln2 / 2); 0 below it, -Inf included.
+inline constexpr float kExpLowest = -87.3f;  ///< below: 0 (2^-126 is about e^-87.34)
+inline constexpr float kLog2e = 1.44269504f;
+inline constexpr float kLn2Hi = 0.693145751953125f;  ///< ln 2's leading 16 bits
+inline constexpr float kLn2Lo = 1.42860677e-06f;     ///< ln 2 - kLn2Hi
+BATON_HD inline float sample_exp(float x) {
+  if (!(x >= kExpLowest)) return 0.0f;
+  const float k = rintf(x * kLog2e);  // in [-126, 0] for x in [kExpLowest, 0]
+  float r = fmaf(k, -kLn2Hi, x);
+  r = fmaf(k, -kLn2Lo, r);
+  // Horner, the host's AVX2 passes in the same order (backend/host_sample.hpp).
+  float p = fmaf(1.0f / 5040, r, 1.0f / 720);
+  p = fmaf(p, r, 1.0f / 120);
+  p = fmaf(p, r, 1.0f / 24);
+  p = fmaf(p, r, 1.0f / 6);
+  p = fmaf(p, r, 0.5f);
+  p = fmaf(p, r, 1.0f);
+  p = fmaf(p, r, 1.0f);
+  const std::uint32_t bits = static_cast<std::uint32_t>(static_cast<int>(k) + 127) << 23;
+  float scale = 0.0f;
+  __builtin_memcpy(&scale, &bits, 4);
+  return p * scale;
+}
+
+/// Lanes of the sum of a row's weights: entry i adds to lane i % 8, and the lanes are added
+/// pairwise in one fixed order, so a vector pass sums exactly as the scalar one.
+inline constexpr int kWeightLanes = 8;
+BATON_HD inline double add_lanes(const double* lane) {
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+/// One block of truncate()'s first pass: its largest entry, how many entries are not -Inf, and
+/// whether one is NaN or +Inf (then no token may be chosen from the row).
+struct BlockScan {
+  float max;
+  int finite;
+  bool bad;
+};
+
+/// The passes over a whole row that truncate() and sample_row() make, written once here for
+/// every decode loop. A host substitutes vector versions that compute exactly the same
+/// (backend/host_sample.hpp); the selections, which run on the short list, stay here.
+struct RowPasses {
+  /// row[begin, end) as BlockScan says.
+  BATON_HD static BlockScan block(const float* row, int begin, int end) {
+    BlockScan s{-INFINITY, 0, false};
+    for (int i = begin; i < end; ++i) {
+      const float l = row[i];
+      s.bad |= (l != l) | (l == INFINITY);
+      s.finite += l != -INFINITY;
+      if (l > s.max) s.max = l;
+    }
+    return s;
+  }
+  /// Appends to `list`, in id order, every entry of row[begin, end) whose scaled logit
+  /// z = scaled_logit(row[i], t) is not -Inf, is at least `floor_z` and whose weight w =
+  /// sample_exp(z - m) is at least `floor_w`; returns how many. (The row holds no NaN or +Inf.)
+  BATON_HD static int list_at_least(const float* row, int begin, int end, float t, float floor_z,
+                                    float m, float floor_w, Candidate* list) {
+    int c = 0;
+    for (int i = begin; i < end; ++i) {
+      const float z = scaled_logit(row[i], t);
+      if (z == -INFINITY || z < floor_z) continue;
+      const float w = sample_exp(z - m);
+      if (w >= floor_w) list[c++] = Candidate{z, w, i};
+    }
+    return c;
+  }
+  /// Every entry's weight w = sample_exp(scaled_logit(row[i], t) - m) into `weights` (when not
+  /// null), the row's total weight (top-p's mass, summed in kWeightLanes lanes) into `total`, and
+  /// list_at_least()'s list without a bound on z, up to `cap` entries: returns how many were
+  /// listed, or cap + 1 when more would have been (the list is then incomplete).
+  BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
+                            Candidate* list, float* weights, double* total) {
+    double lane[kWeightLanes] = {};
+    const int c = weigh_range(row, 0, n, t, m, floor_w, cap, list, weights, lane);
+    *total = add_lanes(lane);
+    return c;
+  }
+  /// weigh() over row[begin, end), each weight added to lane[i % kWeightLanes] (a vector pass's
+  /// tail continues its lanes here); `list` and `cap` count from `begin`.
+  BATON_HD static int weigh_range(const float* row, int begin, int end, float t, float m,
+                                  float floor_w, int cap, Candidate* list, float* weights,
+                                  double* lane) {
+    int c = 0;
+    for (int i = begin; i < end; ++i) {
+      const float z = scaled_logit(row[i], t);
+      const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
+      lane[i % kWeightLanes] += w;
+      if (weights) weights[i] = w;
+      if (z != -INFINITY && w >= floor_w && c <= cap) {
+        if (c < cap) list[c] = Candidate{z, w, i};
+        ++c;
+      }
+    }
+    return c;
+  }
+  /// Appends to `out`, in id order, every entry of [begin, end) whose weight is in [low, high)
+  /// (low > 0, so none is masked), and adds every weight of at least `high` to
+  /// above[i % kWeightLanes] (the mass ranked before the band, summed as weigh()'s total);
+  /// returns how many it appended.
+  BATON_HD static int gather_band(const float* row, int begin, int end, float t,
+                                  const float* weights, float low, float high, Candidate* out,
+                                  double* above) {
+    int c = 0;
+    for (int i = begin; i < end; ++i) {
+      const float w = weights[i];
+      if (w >= high) above[i % kWeightLanes] += w;
+      if (w >= low && w < high) out[c++] = Candidate{scaled_logit(row[i], t), w, i};
+    }
+    return c;
+  }
+  /// The least of the weights of at least `floor_w` (> 0; the row's top weight is 1).
+  BATON_HD static float least_weight(const float* weights, int begin, int end, float floor_w) {
+    float least = INFINITY;
+    for (int i = begin; i < end; ++i)
+      if (weights[i] >= floor_w && weights[i] < least) least = weights[i];
+    return least;
+  }
+  /// The kept mass of each block of `block` entries (a multiple of kWeightLanes) into
+  /// `block_mass`, summed in lanes as weigh()'s total; an entry is kept when it is not masked
+  /// and ranks at or before `cut`. Returns how many are kept.
+  BATON_HD static int kept_blocks(const float* row, int n, float t, const float* weights,
+                                  const Candidate& cut, int block, double* block_mass) {
+    int count = 0;
+    for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
+      const int end = begin + block < n ? begin + block : n;
+      double lane[kWeightLanes] = {};
+      for (int i = begin; i < end; ++i) {
+        const float z = scaled_logit(row[i], t);
+        if (z != -INFINITY && ranks_at_or_before(z, i, cut)) {
+          lane[i % kWeightLanes] += weights[i];
+          ++count;
+        }
+      }
+      block_mass[j] = add_lanes(lane);
+    }
+    return count;
+  }
+  /// The `top_n` (> 0) best-ranked unmasked entries into top[], best first, each with its
+  /// scaled logit in the logprob field; returns how many (fewer when fewer are unmasked).
+  BATON_HD static int top_ranked(const float* row, int n, float t, int top_n, TopLogprob* top) {
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+      const float z = scaled_logit(row[i], t);
+      if (z != -INFINITY) count = insert_ranked(top, count, top_n, i, z);
+    }
+    return count;
+  }
+  /// The exact argmax (kernels::argmax).
+  BATON_HD static std::int32_t argmax(const float* row, int n) { return kernels::argmax(row, n); }
+};
+
+}  // namespace baton::kernels
