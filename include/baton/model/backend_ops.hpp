@@ -30,7 +30,9 @@ namespace baton {
 ///     `static int log_probs(row, n, temperature, chosen, top_n, logprob, top)`: the sampler's
 ///     passes over a host row computed faster, with kernels::sample_row's and
 ///     kernels::log_probs' results (greedy included: the exact argmax); the decode step uses
-///     those otherwise.
+///     those otherwise;
+///   - optionally `static void for_each_row(ws, n, f)`: f(i) for i in [0, n) on the
+///     workspace's threads, so the batch scheduler chooses a batch's host rows in parallel.
 /// The primary template is left undefined on purpose: see HasBackendOps.
 template <Backend B>
 struct BackendOps;

@@ -262,6 +262,26 @@ class Decoder {
             o.run,
             o.logprobs ? o.top_logprobs : -1};
   }
+  /// This step's choice from `row` (the step's logits on the host, as the forward left them),
+  /// with its log-probabilities when the options ask for them: what choose_step() would
+  /// choose, the row untouched. Requires chooses_from_row(). Generations choose this way on
+  /// different threads at once (each with its own sampler: the batch scheduler's host rows);
+  /// the result goes back through chosen_for_step().
+  StepChoice choice_from_row(std::span<const float> row) {
+    BATON_CHECK(chooses_from_row(), usage_error,
+                "Decoder: choice_from_row() on a generation that does not choose from its row "
+                "as it is");
+    StepChoice c;
+    if constexpr (requires { &ops::sample_row; }) {  // the backend's passes
+      c.id = sampler_.choose_as_is(row, state_.steps, &ops::sample_row);
+      if (c.id >= 0 && opt_->sampling.logprobs)
+        c.logprobs = sampler_.logprobs(row, c.id, &ops::log_probs);
+    } else {
+      c.id = sampler_.choose_as_is(row, state_.steps);
+      if (c.id >= 0 && opt_->sampling.logprobs) c.logprobs = sampler_.logprobs(row, c.id);
+    }
+    return c;
+  }
   /// The caller chose this step's token already, from the step's row as it is (the batch
   /// scheduler chooses its rows together on a device: model/device_choice.hpp), with its
   /// log-probabilities when the options ask for them; choose_step() takes it instead of

@@ -224,6 +224,12 @@ struct BackendOps<host> {
   template <class Model, class Slice, class Cache>
   using batch_ops = HostForwardOps<Model, Slice, Cache>;
   using logits_view = std::span<const float>;
+  /// Calls f(i) for every i in [0, n) on `ws`'s thread pool (on OpenMP when it has none): the
+  /// batch scheduler's rows chosen in parallel, each by its own generation's sampler.
+  template <class F>
+  static void for_each_row(Workspace<host>& ws, long n, F&& f) {
+    host_ops::parallel_for(ws.extras.context, n, n > 1, f);
+  }
   /// kernels::sample_row with the passes over the row on vectors where the CPU has AVX2 (the
   /// same token, the exact argmax at temperature 0); the Decoder's sampler calls it
   /// (Sampler::RowSampler).

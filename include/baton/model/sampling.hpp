@@ -144,12 +144,18 @@ class Sampler {
     kernels::apply_logit_bias(row.data(), o.logit_bias.data(),
                               static_cast<int>(o.logit_bias.size()));
     kernels::apply_penalties(row.data(), seen_.data(), counted_.n_seen, o.params);
-    const double u =
-        o.params.temperature > 0.0f
-            ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
-            : 0.0;
-    return sample(row.data(), static_cast<int>(row.size()), o.params, u,
-                  {scratch_.data(), weights_.data(), bins_.data()});
+    return draw(row, step, sample);
+  }
+
+  /// choose() for options that do not rewrite the row (no logit_bias, no penalties): the same
+  /// token, the row untouched. Generations may choose this way on different threads at once,
+  /// each with its own Sampler.
+  std::int32_t choose_as_is(std::span<const float> row, int step,
+                            RowSampler sample = &kernels::sample_row<kernels::RowPasses>) {
+    BATON_CHECK(opt_->logit_bias.empty() && !opt_->penalized(), usage_error,
+                "Sampler: choose_as_is() with options that rewrite the row (logit_bias, "
+                "penalties)");
+    return draw(row, step, sample);
   }
 
   /// How the log-probabilities are computed: kernels::log_probs, or a backend's version
@@ -177,6 +183,17 @@ class Sampler {
   }
 
  private:
+  /// The draw of step `step` from `row` as it is: the uniform of (seed, stream, step, run).
+  std::int32_t draw(std::span<const float> row, int step, RowSampler sample) {
+    const SamplingOptions& o = *opt_;
+    const double u =
+        o.params.temperature > 0.0f
+            ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
+            : 0.0;
+    return sample(row.data(), static_cast<int>(row.size()), o.params, u,
+                  {scratch_.data(), weights_.data(), bins_.data()});
+  }
+
   const SamplingOptions* opt_ = nullptr;
   std::vector<kernels::Candidate> scratch_;
   std::vector<float> weights_;            ///< [vocab]: a wide kept set's weights

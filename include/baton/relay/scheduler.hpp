@@ -19,7 +19,9 @@
 /// together on the device after the forward (model/device_choice.hpp), greedy and sampled ones
 /// alike: one wait per step for all of them, not one per row. A row whose choice rewrites it
 /// (logit_bias, penalties) or that an interceptor reads is copied to the host, as is the first
-/// row of a request's later choices (the n of submit_choices), which they share.
+/// row of a request's later choices (the n of submit_choices), which they share. On the host,
+/// the same rows are chosen on the workspace's threads in parallel (choose_on_threads), each by
+/// its own generation's sampler, before the stepping thread advances the requests one by one.
 ///
 /// Choices (submit_choices, a server's `n`): one request run n times, its first stage's prompt
 /// through the model once. The choices are n requests admitted together; the first prefills,
@@ -100,6 +102,13 @@ struct RequestOptions {          // NOLINT: aggregate
   /// of every adapter then share the steps. Its callbacks and result name that run stage 0
   /// (and its stream is the request's own, stage 0's), so where it sits does not matter.
   int only_stage = -1;
+};
+
+/// Whether backend B's scheduler chooses a batch's rows on its threads in parallel (its
+/// BackendOps run f(i) over rows: BackendOps<host>::for_each_row).
+template <class B>
+concept ChoosesRowsInParallel = HasBackendOps<B> && requires(Workspace<B>& ws) {
+  BackendOps<B>::for_each_row(ws, 1L, [](long) {});
 };
 
 /// What one scheduler step did (for tests and benchmarks).
@@ -430,9 +439,9 @@ class RelayScheduler final : public BatchedRelay {
     std::vector<Ticket> forks;
     Fork fork_state = Fork::none;
     std::uint64_t stream_shift = 0;
-    /// This step's token, when it was chosen with the batch's other rows on the device
-    /// (choose_on_device).
-    std::optional<StepChoice> device_choice;
+    /// This step's token, when it was chosen with the batch's other rows (on the device:
+    /// choose_on_device; on the host's threads: choose_on_threads).
+    std::optional<StepChoice> batch_choice;
   };
 
   /// Rows and tokens held back for decode rows while a step's prefill chunks are placed.
@@ -578,7 +587,10 @@ class RelayScheduler final : public BatchedRelay {
       return;
     }
     const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
-    if constexpr (HasDeviceLoop<B>) choose_on_device(in_batch, logits, static_cast<int>(V));
+    if constexpr (HasDeviceLoop<B>)
+      choose_on_device(in_batch, logits, static_cast<int>(V));
+    else if constexpr (ChoosesRowsInParallel<B>)
+      choose_on_threads(in_batch, logits, V);
     std::size_t next_row = 0;  // rows with logits, in row order
     for (std::size_t k = 0; k < in_batch.size(); ++k) {
       Request* r = in_batch[k];
@@ -610,14 +622,32 @@ class RelayScheduler final : public BatchedRelay {
         }
         continue;
       }
-      if (!guard(r, [&] { r->session->take_logits(row, take_device_choice(r)); })) continue;
+      if (!guard(r, [&] { r->session->take_logits(row, take_batch_choice(r)); })) continue;
       after_step(r);
     }
   }
 
-  /// On a backend with a device loop: the rows of this batch whose step chooses from its row
-  /// as it is (a decode row, or the last chunk of a prompt; greedy or sampled) are chosen
-  /// together on the device, with one wait (choose_rows), instead of one wait per row.
+  /// Calls f(r, row) for each request of this batch whose step chooses from its row of logits
+  /// as the forward left it (a decode row, or the last chunk of a prompt; greedy or sampled),
+  /// `row` counting the rows with logits; clears every request's earlier batch choice.
+  template <class F>
+  void for_each_choosing_row(const std::vector<Request*>& in_batch, F&& f) {
+    int logit_row = 0;
+    for (std::size_t k = 0; k < in_batch.size(); ++k) {
+      Request* r = in_batch[k];
+      r->batch_choice.reset();
+      if (!rows_[k].logits) continue;
+      const int row = logit_row++;
+      if (r->done || !r->session || !r->session->chooses_from_row()) continue;
+      const bool chooses = r->prefilled >= static_cast<int>(r->input.size()) ||
+                           r->prefilled + r->chunk >= static_cast<int>(r->input.size());
+      if (chooses) f(r, row);
+    }
+  }
+
+  /// On a backend with a device loop: the rows of this batch that choose from their row as it
+  /// is are chosen together on the device, with one wait (choose_rows), instead of one wait per
+  /// row.
   template <class LogitsView>
   void choose_on_device(const std::vector<Request*>& in_batch, const LogitsView& logits,
                         int vocab) {
@@ -625,16 +655,7 @@ class RelayScheduler final : public BatchedRelay {
     greedy_of_.clear();
     sampled_rows_.clear();
     sampled_of_.clear();
-    int logit_row = 0;
-    for (std::size_t k = 0; k < in_batch.size(); ++k) {
-      Request* r = in_batch[k];
-      r->device_choice.reset();
-      if (!rows_[k].logits) continue;
-      const int row = logit_row++;
-      if (r->done || !r->session || !r->session->chooses_from_row()) continue;
-      const bool chooses = r->prefilled >= static_cast<int>(r->input.size()) ||
-                           r->prefilled + r->chunk >= static_cast<int>(r->input.size());
-      if (!chooses) continue;
+    for_each_choosing_row(in_batch, [&](Request* r, int row) {
       if (r->session->chooses_by_argmax()) {
         greedy_rows_.push_back(row);
         greedy_of_.push_back(r);
@@ -642,7 +663,7 @@ class RelayScheduler final : public BatchedRelay {
         sampled_rows_.push_back(r->session->row_sampling(row));
         sampled_of_.push_back(r);
       }
-    }
+    });
     if (greedy_rows_.empty() && sampled_rows_.empty()) return;
     try {
       choose_rows(ws_, logits_pointer(logits), vocab, std::span<const int>(greedy_rows_),
@@ -651,17 +672,38 @@ class RelayScheduler final : public BatchedRelay {
       return;  // each row then chooses on its own, and meets the failure there if it persists
     }
     for (std::size_t i = 0; i < greedy_of_.size(); ++i)
-      greedy_of_[i]->device_choice = StepChoice{choices_.id(i), {}};
+      greedy_of_[i]->batch_choice = StepChoice{choices_.id(i), {}};
     for (std::size_t j = 0; j < sampled_of_.size(); ++j) {
       StepChoice c{choices_.id(greedy_of_.size() + j), {}};
       if (sampled_rows_[j].top_logprobs >= 0 && c.id >= 0) c.logprobs = choices_.logprobs(j);
-      sampled_of_[j]->device_choice = c;
+      sampled_of_[j]->batch_choice = c;
     }
   }
 
-  /// Hands `r`'s step the token choose_on_device chose for it, if it did.
-  std::optional<StepChoice> take_device_choice(Request* r) {
-    return std::exchange(r->device_choice, std::nullopt);
+  /// On the host: the rows of this batch that choose from their row as it is are chosen
+  /// beforehand on the workspace's threads in parallel, each by its own generation's sampler
+  /// (the same token its step would choose; the row untouched), where the stepping thread
+  /// would choose them one after another. A row whose choice fails chooses in its step.
+  template <class LogitsView>
+  void choose_on_threads(const std::vector<Request*>& in_batch, const LogitsView& logits,
+                         std::size_t vocab) {
+    choosing_.clear();
+    for_each_choosing_row(in_batch, [&](Request* r, int row) { choosing_.push_back({r, row}); });
+    if (choosing_.size() < 2) return;  // one row chooses in its step
+    BackendOps<B>::for_each_row(ws_, static_cast<long>(choosing_.size()), [&](long i) {
+      const Choosing c = choosing_[static_cast<std::size_t>(i)];
+      try {
+        c.request->batch_choice = c.request->session->choice_from_row(
+            logits.subspan(static_cast<std::size_t>(c.row) * vocab, vocab));
+      } catch (...) {
+        c.request->batch_choice.reset();
+      }
+    });
+  }
+
+  /// Hands `r`'s step the token chosen for it with the batch, if it was.
+  std::optional<StepChoice> take_batch_choice(Request* r) {
+    return std::exchange(r->batch_choice, std::nullopt);
   }
 
   /// `r`'s prompt is in: its first step, from the prompt's last logits `row` (no forward).
@@ -669,7 +711,7 @@ class RelayScheduler final : public BatchedRelay {
   void first_step(Request* r, const LogitsRow& row) {
     if (!guard(r, [&] {
           r->session->take_prompt_logits(r->start, r->input, row, r->adapter_from,
-                                         take_device_choice(r));
+                                         take_batch_choice(r));
         }))
       return;
     after_step(r);
@@ -821,6 +863,12 @@ class RelayScheduler final : public BatchedRelay {
   std::vector<kernels::RowSampling> sampled_rows_;
   std::vector<Request*> sampled_of_;
   RowChoices choices_;
+  // choose_on_threads' rows: each request with its row of the batch's logits.
+  struct Choosing {
+    Request* request;
+    int row;
+  };
+  std::vector<Choosing> choosing_;
   std::vector<char> held_;  // admit(): stages whose free slots a request's choices wait for
   Ticket next_ticket_ = 1;
   std::size_t events_ = 0;  ///< admissions, steps and endings so far (run() checks progress)

@@ -588,6 +588,9 @@ class Session {
   bool chooses_from_row() const { return decoder_.chooses_from_row(); }
   /// This step's draw from row `row` of a batched forward (requires chooses_from_row()).
   kernels::RowSampling row_sampling(int row) const { return decoder_.row_sampling(row); }
+  /// This step's choice from its logits `row` on the host, made by the caller beforehand
+  /// (requires chooses_from_row(); safe beside other sessions' on other threads).
+  StepChoice choice_from_row(std::span<const float> row) { return decoder_.choice_from_row(row); }
   /// The caller appended the request's `input` at `start` itself (in chunks of batched
   /// forwards, `adapter_from` the activation start they used) and `logits` is the last input
   /// token's row: takes the first step from it (`chosen`: the caller's choice from that row, for
