@@ -29,6 +29,7 @@
 //   Sampler ignoring repeat_last_n (every generated id counts)        -> the windowed replay fails
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -293,47 +294,75 @@ TEST_CASE("bad sampling options fail when the generation is built, naming the fi
 TEST_CASE("scheduler: seeded requests give the same ids alone and 16 in flight") {
   using World = test::SchedulerWorld<host>;
   using StageT = World::StageT;
-  World batched(16), alone(1);
-  const RelayOptions relay = test::scheduler_relay_options();
-  RelayScheduler<StageT> many(batched.ptrs(), relay,
-                              {.max_rows = 16, .max_tokens = 40, .max_queue = 64});
-  RelayScheduler<StageT> one(alone.ptrs(), relay, {.max_rows = 1, .max_tokens = 7});
-  auto options = [](int k) {
-    RequestOptions o;
-    SamplingOptions s = everything(1000 + static_cast<std::uint64_t>(k));
-    s.params.temperature = 1.2f;
-    s.logit_bias.clear();
-    o.own.sampling = s;
-    return o;
-  };
-  std::vector<std::vector<std::int32_t>> requests;
-  std::vector<Ticket> tickets;
-  for (int k = 0; k < 16; ++k) {
-    requests.push_back(test::scheduler_ids(3 + (k * 5) % 17, k));
-    tickets.push_back(many.submit(requests.back(), options(k)));
+  // With penalties, each row is chosen in its own step (its choice rewrites it); without them,
+  // the batch's rows are chosen together on the workspace's threads (choose_on_threads).
+  for (const bool penalized : {true, false}) {
+    CAPTURE(penalized);
+    World batched(16), alone(1);
+    const RelayOptions relay = test::scheduler_relay_options();
+    RelayScheduler<StageT> many(batched.ptrs(), relay,
+                                {.max_rows = 16, .max_tokens = 40, .max_queue = 64});
+    HostContext ctx({.threads = 3});  // the batch's rows chosen on its pool
+    many.workspace().extras.bind(ctx);
+    RelayScheduler<StageT> one(alone.ptrs(), relay, {.max_rows = 1, .max_tokens = 7});
+    auto options = [&](int k) {
+      RequestOptions o;
+      SamplingOptions s = everything(1000 + static_cast<std::uint64_t>(k));
+      s.params.temperature = 1.2f;
+      s.logit_bias.clear();
+      if (!penalized) {
+        s.params.repeat_penalty = 1.0f;
+        s.params.presence_penalty = s.params.frequency_penalty = 0.0f;
+      }
+      o.own.sampling = s;
+      return o;
+    };
+    std::vector<std::vector<std::int32_t>> requests;
+    std::vector<Ticket> tickets;
+    for (int k = 0; k < 16; ++k) {
+      requests.push_back(test::scheduler_ids(3 + (k * 5) % 17, k));
+      tickets.push_back(many.submit(requests.back(), options(k)));
+    }
+    int chosen_with_batch = 0;
+    while (!many.idle()) chosen_with_batch += many.step().chosen_with_batch;
+    if (penalized)
+      CHECK(chosen_with_batch == 0);
+    else
+      CHECK(chosen_with_batch > 100);
+    int differ_from_greedy = 0;
+    RelayScheduler<StageT> greedy(alone.ptrs(), relay, {.max_rows = 1, .max_tokens = 7});
+    for (int k = 0; k < 16; ++k) {
+      CAPTURE(k);
+      const auto got = many.take(tickets[static_cast<std::size_t>(k)]);
+      REQUIRE(got.has_value());
+      const Ticket t = one.submit(requests[static_cast<std::size_t>(k)], options(k));
+      one.run();
+      const auto want = one.take(t);
+      REQUIRE(want.has_value());
+      test::check_same_result(*got, *want);
+      // And every token's log-probabilities, bit for bit.
+      for (std::size_t r = 0; r < got->runs.size() && r < want->runs.size(); ++r) {
+        const auto& a = got->runs[r].logprobs;
+        const auto& b = want->runs[r].logprobs;
+        REQUIRE(a.size() == b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          CHECK(a[i].id == b[i].id);
+          CHECK(std::bit_cast<std::uint32_t>(a[i].logprob) ==
+                std::bit_cast<std::uint32_t>(b[i].logprob));
+          CHECK(a[i].n_top == b[i].n_top);
+        }
+      }
+      const Ticket g = greedy.submit(requests[static_cast<std::size_t>(k)]);
+      greedy.run();
+      const auto plain = greedy.take(g);
+      REQUIRE(plain.has_value());
+      bool same = plain->runs.size() == got->runs.size();
+      for (std::size_t r = 0; same && r < got->runs.size(); ++r)
+        same = plain->runs[r].ids == got->runs[r].ids;
+      differ_from_greedy += same ? 0 : 1;
+    }
+    CHECK(differ_from_greedy >= 12);  // the requests really sampled
   }
-  many.run();
-  int differ_from_greedy = 0;
-  RelayScheduler<StageT> greedy(alone.ptrs(), relay, {.max_rows = 1, .max_tokens = 7});
-  for (int k = 0; k < 16; ++k) {
-    CAPTURE(k);
-    const auto got = many.take(tickets[static_cast<std::size_t>(k)]);
-    REQUIRE(got.has_value());
-    const Ticket t = one.submit(requests[static_cast<std::size_t>(k)], options(k));
-    one.run();
-    const auto want = one.take(t);
-    REQUIRE(want.has_value());
-    test::check_same_result(*got, *want);
-    const Ticket g = greedy.submit(requests[static_cast<std::size_t>(k)]);
-    greedy.run();
-    const auto plain = greedy.take(g);
-    REQUIRE(plain.has_value());
-    bool same = plain->runs.size() == got->runs.size();
-    for (std::size_t r = 0; same && r < got->runs.size(); ++r)
-      same = plain->runs[r].ids == got->runs[r].ids;
-    differ_from_greedy += same ? 0 : 1;
-  }
-  CHECK(differ_from_greedy >= 12);  // the requests really sampled
 }
 
 TEST_CASE("scheduler: n choices share one prefill, and choice i is the request on stream i x S") {

@@ -117,6 +117,9 @@ struct SchedulerStep {
   int tokens = 0;  ///< tokens in it
   int decode_rows = 0;
   int prefill_rows = 0;
+  /// Rows whose token was chosen with the batch's others: on the device (choose_on_device) or
+  /// on the host's threads (choose_on_threads).
+  int chosen_with_batch = 0;
 };
 
 /// A scheduler over a run-time relay's stages, whatever their types (RuntimeRelay::batched):
@@ -363,7 +366,7 @@ class RelayScheduler final : public BatchedRelay {
     }
     did.rows = static_cast<int>(rows_.size());
     did.tokens = tokens;
-    if (!rows_.empty()) run_batch(in_batch);
+    if (!rows_.empty()) did.chosen_with_batch = run_batch(in_batch);
     sweep();
     return did;
   }
@@ -574,8 +577,9 @@ class RelayScheduler final : public BatchedRelay {
     in_batch.push_back(r);
   }
 
-  /// The batched forward, then each row's request advanced by its row of logits.
-  void run_batch(const std::vector<Request*>& in_batch) {
+  /// The batched forward, then each row's request advanced by its row of logits. Returns how
+  /// many rows were chosen with the batch.
+  int run_batch(const std::vector<Request*>& in_batch) {
     const Model& model = stages_[0]->model();
     typename BackendOps<B>::logits_view logits;
     try {
@@ -584,13 +588,15 @@ class RelayScheduler final : public BatchedRelay {
       // Every row passed its checks, so this is the forward itself failing (memory, a
       // backend error): no row's cache advanced, each of these requests ends with it.
       for (Request* r : in_batch) fail(r, e.what());
-      return;
+      return 0;
     }
     const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
     if constexpr (HasDeviceLoop<B>)
       choose_on_device(in_batch, logits, static_cast<int>(V));
     else if constexpr (ChoosesRowsInParallel<B>)
       choose_on_threads(in_batch, logits, V);
+    int chosen_with_batch = 0;
+    for (const Request* r : in_batch) chosen_with_batch += r->batch_choice.has_value() ? 1 : 0;
     std::size_t next_row = 0;  // rows with logits, in row order
     for (std::size_t k = 0; k < in_batch.size(); ++k) {
       Request* r = in_batch[k];
@@ -625,6 +631,7 @@ class RelayScheduler final : public BatchedRelay {
       if (!guard(r, [&] { r->session->take_logits(row, take_batch_choice(r)); })) continue;
       after_step(r);
     }
+    return chosen_with_batch;
   }
 
   /// Calls f(r, row) for each request of this batch whose step chooses from its row of logits
