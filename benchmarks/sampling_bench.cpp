@@ -116,14 +116,10 @@ double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows,
     std::copy(src.begin(), src.end(), row.begin());
     const auto t0 = Clock::now();
     // What the Decoder's step does on the host (greedy included: the sampler's exact argmax).
+    // (with its log-probabilities when asked).
     const std::int32_t id = host_passes
-                                ? sampler.choose(row, d % max_new, &BackendOps<host>::sample_row)
-                                : sampler.choose(row, d % max_new);
-    if (cfg.options.logprobs) {
-      const TokenLogprobs t = host_passes ? sampler.logprobs(row, id, &BackendOps<host>::log_probs)
-                                          : sampler.logprobs(row, id);
-      if (t.n_top < 0) std::abort();
-    }
+                                ? sampler.choose(row, d % max_new, &BackendOps<host>::draw_token).id
+                                : sampler.choose(row, d % max_new).id;
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     if (id < 0) throw std::runtime_error("sampling_bench: no token drawn");
   }
@@ -155,12 +151,9 @@ double batch_us(const Config& cfg, const std::vector<std::vector<float>>& rows, 
     const auto one = [&](long k) {
       Sampler& s = samplers[static_cast<std::size_t>(k)];
       std::vector<float>& row = batch[static_cast<std::size_t>(k)];
-      const std::int32_t id = as_is
-                                  ? s.choose_as_is(row, d % max_new, &BackendOps<host>::sample_row)
-                                  : s.choose(row, d % max_new, &BackendOps<host>::sample_row);
-      if (id < 0) std::abort();
-      if (cfg.options.logprobs && s.logprobs(row, id, &BackendOps<host>::log_probs).n_top < 0)
-        std::abort();
+      const StepChoice c = as_is ? s.choose_as_is(row, d % max_new, &BackendOps<host>::draw_token)
+                                 : s.choose(row, d % max_new, &BackendOps<host>::draw_token);
+      if (c.id < 0) std::abort();
     };
     if (as_is)
       BackendOps<host>::for_each_row(ws, static_cast<long>(n), one);

@@ -147,7 +147,7 @@ TEST_CASE("each run of a stream draws afresh: the run word changes the draws, no
     std::vector<std::int32_t> ids;
     for (int step = 0; step < 200; ++step) {
       std::vector<float> row = kLogits;
-      ids.push_back(sampler.choose(row, step));
+      ids.push_back(sampler.choose(row, step).id);
     }
     return ids;
   };
@@ -484,7 +484,7 @@ TEST_CASE("each configuration draws its exact distribution (chi-square, fixed se
       std::vector<float> row;
       for (int step = 0; step < kDraws; ++step) {
         row = kLogits;
-        const std::int32_t id = sampler.choose(row, step);
+        const std::int32_t id = sampler.choose(row, step).id;
         REQUIRE(id >= 0);
         REQUIRE(id < vocab);
         ++hits[static_cast<std::size_t>(id)];
@@ -521,8 +521,10 @@ TEST_CASE("log-probabilities equal a naive log-softmax after the penalties and t
     for (const auto& s : c.seen)
       for (int k = 0; k < s.count; ++k) sampler.accepted(s.id);
     std::vector<float> row = kLogits;
-    const std::int32_t id = sampler.choose(row, 3);
-    const TokenLogprobs lp = sampler.logprobs(row, id);
+    const StepChoice choice = sampler.choose(row, 3);
+    const std::int32_t id = choice.id;
+    const TokenLogprobs& lp = choice.logprobs;
+    CHECK(lp.id == id);
     // Reference: the logits after bias and penalties (in double), over T, log-softmax.
     std::vector<double> l(kLogits.begin(), kLogits.end());
     for (const auto& b : o.logit_bias) l[static_cast<std::size_t>(b.id)] += b.bias;

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "baton/core/macros.hpp"
+#include "baton/kernels/philox.hpp"
 #include "baton/kernels/sample_kept.hpp"
 
 namespace baton::kernels {
@@ -235,6 +236,41 @@ BATON_HD inline int log_probs(const float* row, int n, float temperature, std::i
   const int count = top_n > 0 ? Passes::top_ranked(row, n, t, top_n, top) : 0;
   for (int k = 0; k < count; ++k) top[k].logprob -= lse;
   return count;
+}
+
+/// One step's draw as every loop describes it: the options, the uniform's counter (seed, stream,
+/// step, run) and how many alternatives to report with the token's log-probability (-1: none).
+struct TokenDraw {
+  SampleParams params{};
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+  std::uint32_t step = 0;
+  std::uint32_t run = 0;
+  int top_logprobs = -1;
+};
+
+/// Where a draw's log-probabilities go (a host TokenLogprobs' fields, a device LogprobRecord's).
+struct LogprobsOut {
+  float* logprob = nullptr;
+  TopLogprob* top = nullptr;  ///< [kMaxTopLogprobs]
+  int* n_top = nullptr;
+};
+
+/// One step's choice, as every loop makes it — the host Sampler, the device loop's step
+/// (SampleChooseKernel) and a batched step's rows (SampleRowsKernel): the draw from `row` (the
+/// chain's logits with logit_bias and the penalties in) with the uniform of (seed, stream, step,
+/// run), the exact argmax at temperature 0; and, when the draw asks for them and `out` has
+/// room, the chosen token's log-probabilities. -1 when no token may be chosen.
+template <class Passes = RowPasses>
+BATON_HD inline std::int32_t draw_token(const float* row, int n, const TokenDraw& d,
+                                        const SampleScratch& scratch, const LogprobsOut& out = {}) {
+  const double u =
+      d.params.temperature > 0.0f ? sample_uniform(d.seed, d.stream, d.step, d.run) : 0.0;
+  const std::int32_t id = sample_row<Passes>(row, n, d.params, u, scratch);
+  if (id >= 0 && d.top_logprobs >= 0 && out.logprob)
+    *out.n_top = log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob,
+                                   out.top);
+  return id;
 }
 
 }  // namespace baton::kernels

@@ -26,11 +26,9 @@ namespace baton {
 ///   - optionally `using exec`: an executor of the grid kernels (model/device_loop.hpp), which
 ///     gives the backend the device-resident decode loop and its split argmax
 ///     (model/device_choice.hpp);
-///   - optionally `static std::int32_t sample_row(row, n, params, u, scratch)` and
-///     `static int log_probs(row, n, temperature, chosen, top_n, logprob, top)`: the sampler's
-///     passes over a host row computed faster, with kernels::sample_row's and
-///     kernels::log_probs' results (greedy included: the exact argmax); the decode step uses
-///     those otherwise;
+///   - optionally `static std::int32_t draw_token(row, n, draw, scratch, logprobs_out)`: the
+///     sampler's passes over a host row computed faster, with kernels::draw_token's results
+///     (greedy included: the exact argmax); the decode step uses kernels::draw_token otherwise;
 ///   - optionally `static void for_each_row(ws, n, f)`: f(i) for i in [0, n) on the
 ///     workspace's threads, so the batch scheduler chooses a batch's host rows in parallel.
 /// The primary template is left undefined on purpose: see HasBackendOps.

@@ -253,14 +253,15 @@ class Decoder {
   /// This step's draw from row `row` of a batched forward, as the host Sampler would make it
   /// (the same uniform: seed, stream, step, run). Requires chooses_from_row().
   kernels::RowSampling row_sampling(int row) const {
-    const SamplingOptions& o = opt_->sampling;
-    return {row,
-            o.params,
-            o.seed,
-            o.stream,
-            static_cast<std::uint32_t>(state_.steps),
-            o.run,
-            o.logprobs ? o.top_logprobs : -1};
+    return {row, opt_->sampling.draw(state_.steps)};
+  }
+  /// How the sampler draws on this backend: with its row passes when it has them
+  /// (BackendOps<host>::draw_token), else kernels::draw_token.
+  static Sampler::TokenDrawer drawer() {
+    if constexpr (requires { &ops::draw_token; })
+      return &ops::draw_token;
+    else
+      return &kernels::draw_token<kernels::RowPasses>;
   }
   /// This step's choice from `row` (the step's logits on the host, as the forward left them),
   /// with its log-probabilities when the options ask for them: what choose_step() would
@@ -271,16 +272,7 @@ class Decoder {
     BATON_CHECK(chooses_from_row(), usage_error,
                 "Decoder: choice_from_row() on a generation that does not choose from its row "
                 "as it is");
-    StepChoice c;
-    if constexpr (requires { &ops::sample_row; }) {  // the backend's passes
-      c.id = sampler_.choose_as_is(row, state_.steps, &ops::sample_row);
-      if (c.id >= 0 && opt_->sampling.logprobs)
-        c.logprobs = sampler_.logprobs(row, c.id, &ops::log_probs);
-    } else {
-      c.id = sampler_.choose_as_is(row, state_.steps);
-      if (c.id >= 0 && opt_->sampling.logprobs) c.logprobs = sampler_.logprobs(row, c.id);
-    }
-    return c;
+    return sampler_.choose_as_is(row, state_.steps, drawer());
   }
   /// The caller chose this step's token already, from the step's row as it is (the batch
   /// scheduler chooses its rows together on a device: model/device_choice.hpp), with its
@@ -297,7 +289,7 @@ class Decoder {
   /// options' sampler (model/sampling.hpp; greedy: the exact argmax, the largest logit and the
   /// lowest id on a tie), which rewrites the row in place (logit_bias, penalties) and notes the
   /// token's log-probabilities when asked. The row is chosen from where it is: on the host, with
-  /// the backend's row passes when it has them (BackendOps<host>::sample_row); on a backend with
+  /// the backend's row passes when it has them (BackendOps<host>::draw_token); on a backend with
   /// a device loop, a greedy row whose host copy is not needed by the split argmax kernels
   /// (model/device_choice.hpp: one wait for the id), any other row copied to the host first.
   /// Non-finite logits (NaN/Inf weights, an overflow) are a numeric_error: an id chosen from
@@ -308,15 +300,9 @@ class Decoder {
     if (chosen_) {  // chosen with the rest of a batch (chosen_for_step)
       id = *std::exchange(chosen_, std::nullopt);
     } else if (!argmax_on_device(id)) {
-      const std::span<float> row = logits_.on_host();
-      const bool logprobs = opt_->sampling.logprobs;
-      if constexpr (requires { &ops::sample_row; }) {  // the backend's passes
-        id = sampler_.choose(row, state_.steps, &ops::sample_row);
-        if (id >= 0 && logprobs) step_logprobs_ = sampler_.logprobs(row, id, &ops::log_probs);
-      } else {
-        id = sampler_.choose(row, state_.steps);
-        if (id >= 0 && logprobs) step_logprobs_ = sampler_.logprobs(row, id);
-      }
+      const StepChoice c = sampler_.choose(logits_.on_host(), state_.steps, drawer());
+      id = c.id;
+      if (opt_->sampling.logprobs) step_logprobs_ = c.logprobs;
     }
     if (id < 0) [[unlikely]]
       fail_no_choice();

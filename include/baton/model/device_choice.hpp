@@ -96,7 +96,7 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
   const std::size_t rows = greedy.size() + sampled.size();
   const bool records =
       std::any_of(sampled.begin(), sampled.end(),
-                  [](const kernels::RowSampling& r) { return r.top_logprobs >= 0; });
+                  [](const kernels::RowSampling& r) { return r.draw.top_logprobs >= 0; });
   const std::size_t words =
       rows + (records ? sampled.size() * static_cast<std::size_t>(kernels::kLogprobWords) : 0);
   out.rows_ = rows;

@@ -276,10 +276,7 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
     choose.n = c.vocab_size;
     choose.loop = loop;
     choose.max_new = first.max_new;
-    choose.params = sampling->params;
-    choose.seed = sampling->seed;
-    choose.stream = sampling->stream;
-    choose.run = sampling->run;
+    choose.draw = sampling->draw(0);  // each step sets its own counter
     std::copy(sampling->logit_bias.begin(), sampling->logit_bias.end(), choose.bias);
     choose.n_bias = static_cast<int>(sampling->logit_bias.size());
     choose.penalized = sampling->penalized();
@@ -287,7 +284,6 @@ DeviceLoopOutcome run_device_loop(const Model& model, const Slice& slice, Cache&
                      std::max(sampling->repeat_last_n, 0)};
     choose.scratch = {raw_pointer(s.sample_candidates.data()), raw_pointer(s.sample_weights.data()),
                       raw_pointer(s.sample_bins.data())};
-    choose.top_logprobs = sampling->logprobs ? sampling->top_logprobs : -1;
     choose.pick = part.partials;
     step.n_partials = 1;
   }

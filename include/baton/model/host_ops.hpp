@@ -230,22 +230,15 @@ struct BackendOps<host> {
   static void for_each_row(Workspace<host>& ws, long n, F&& f) {
     host_ops::parallel_for(ws.extras.context, n, n > 1, f);
   }
-  /// kernels::sample_row with the passes over the row on vectors where the CPU has AVX2 (the
-  /// same token, the exact argmax at temperature 0); the Decoder's sampler calls it
-  /// (Sampler::RowSampler).
-  static std::int32_t sample_row(const float* row, int n, const kernels::SampleParams& p, double u,
-                                 const kernels::SampleScratch& scratch) {
+  /// kernels::draw_token with the passes over the row on vectors where the CPU has AVX2 (the
+  /// same token and log-probabilities, the exact argmax at temperature 0); the Decoder's
+  /// sampler calls it (Sampler::TokenDrawer).
+  static std::int32_t draw_token(const float* row, int n, const kernels::TokenDraw& d,
+                                 const kernels::SampleScratch& scratch,
+                                 const kernels::LogprobsOut& out) {
     return host_simd::sample_passes_on_avx2()
-               ? kernels::sample_row<host_simd::Avx2RowPasses>(row, n, p, u, scratch)
-               : kernels::sample_row(row, n, p, u, scratch);
-  }
-  /// kernels::log_probs with the same passes (the same bits; Sampler::LogProbs).
-  static int log_probs(const float* row, int n, float temperature, std::int32_t chosen, int top_n,
-                       float* chosen_logprob, kernels::TopLogprob* top) {
-    return host_simd::sample_passes_on_avx2()
-               ? kernels::log_probs<host_simd::Avx2RowPasses>(row, n, temperature, chosen, top_n,
-                                                              chosen_logprob, top)
-               : kernels::log_probs(row, n, temperature, chosen, top_n, chosen_logprob, top);
+               ? kernels::draw_token<host_simd::Avx2RowPasses>(row, n, d, scratch, out)
+               : kernels::draw_token(row, n, d, scratch, out);
   }
 };
 

@@ -47,6 +47,12 @@ struct SamplingOptions {         // NOLINT: aggregate
   bool alters_choice() const {
     return params.temperature > 0.0f || !logit_bias.empty() || penalized();
   }
+  /// Step `step`'s draw (kernels::draw_token): the options, the uniform's counter, and the
+  /// alternatives to report (-1: no log-probabilities).
+  kernels::TokenDraw draw(int step) const {
+    return {params, seed, stream, static_cast<std::uint32_t>(step), run,
+            logprobs ? top_logprobs : -1};
+  }
   /// Whether a penalty reads the generated tokens.
   bool penalized() const {
     return repeat_last_n != 0 &&
@@ -131,46 +137,33 @@ class Sampler {
   bool active() const { return opt_ && !opt_->plain_greedy(); }
   const SamplingOptions* options() const { return opt_; }
 
-  /// How a row is sampled once logit_bias and the penalties are in: kernels::sample_row, or a
-  /// backend's version computing the same with faster passes (BackendOps<host>::sample_row).
-  using RowSampler = std::int32_t (*)(const float*, int, const kernels::SampleParams&, double,
-                                      const kernels::SampleScratch&);
+  /// How a row's token is drawn once logit_bias and the penalties are in: kernels::draw_token,
+  /// or a backend's version computing the same with faster passes
+  /// (BackendOps<host>::draw_token).
+  using TokenDrawer = std::int32_t (*)(const float*, int, const kernels::TokenDraw&,
+                                       const kernels::SampleScratch&, const kernels::LogprobsOut&);
 
   /// Step `step`'s choice from `row` (the chain's logits, rewritten in place by logit_bias and
-  /// the penalties) by `sample`; -1 when no token may be chosen.
-  std::int32_t choose(std::span<float> row, int step,
-                      RowSampler sample = &kernels::sample_row<kernels::RowPasses>) {
+  /// the penalties) by `draw`, with its log-probabilities when the options ask for them; id -1
+  /// when no token may be chosen.
+  StepChoice choose(std::span<float> row, int step,
+                    TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>) {
     const SamplingOptions& o = *opt_;
     kernels::apply_logit_bias(row.data(), o.logit_bias.data(),
                               static_cast<int>(o.logit_bias.size()));
     kernels::apply_penalties(row.data(), seen_.data(), counted_.n_seen, o.params);
-    return draw(row, step, sample);
+    return draw_from(row, step, draw);
   }
 
   /// choose() for options that do not rewrite the row (no logit_bias, no penalties): the same
-  /// token, the row untouched. Generations may choose this way on different threads at once,
+  /// choice, the row untouched. Generations may choose this way on different threads at once,
   /// each with its own Sampler.
-  std::int32_t choose_as_is(std::span<const float> row, int step,
-                            RowSampler sample = &kernels::sample_row<kernels::RowPasses>) {
+  StepChoice choose_as_is(std::span<const float> row, int step,
+                          TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>) {
     BATON_CHECK(opt_->logit_bias.empty() && !opt_->penalized(), usage_error,
                 "Sampler: choose_as_is() with options that rewrite the row (logit_bias, "
                 "penalties)");
-    return draw(row, step, sample);
-  }
-
-  /// How the log-probabilities are computed: kernels::log_probs, or a backend's version
-  /// computing the same with faster passes (BackendOps<host>::log_probs).
-  using LogProbs = int (*)(const float*, int, float, std::int32_t, int, float*,
-                           kernels::TopLogprob*);
-
-  /// The log-probabilities of `chosen` from `row` as choose() left it, by `log_probs`.
-  TokenLogprobs logprobs(std::span<const float> row, std::int32_t chosen,
-                         LogProbs log_probs = &kernels::log_probs<kernels::RowPasses>) const {
-    TokenLogprobs t;
-    t.id = chosen;
-    t.n_top = log_probs(row.data(), static_cast<int>(row.size()), opt_->params.temperature, chosen,
-                        opt_->top_logprobs, &t.logprob, t.top.data());
-    return t;
+    return draw_from(row, step, draw);
   }
 
   /// Counts an accepted token for the penalties (generated tokens only: the prompt never
@@ -183,15 +176,14 @@ class Sampler {
   }
 
  private:
-  /// The draw of step `step` from `row` as it is: the uniform of (seed, stream, step, run).
-  std::int32_t draw(std::span<const float> row, int step, RowSampler sample) {
-    const SamplingOptions& o = *opt_;
-    const double u =
-        o.params.temperature > 0.0f
-            ? kernels::sample_uniform(o.seed, o.stream, static_cast<std::uint32_t>(step), o.run)
-            : 0.0;
-    return sample(row.data(), static_cast<int>(row.size()), o.params, u,
-                  {scratch_.data(), weights_.data(), bins_.data()});
+  /// Step `step`'s draw from `row` as it is (SamplingOptions::draw), with its log-probabilities.
+  StepChoice draw_from(std::span<const float> row, int step, TokenDrawer draw) {
+    StepChoice c;
+    c.id = draw(row.data(), static_cast<int>(row.size()), opt_->draw(step),
+                {scratch_.data(), weights_.data(), bins_.data()},
+                {&c.logprobs.logprob, c.logprobs.top.data(), &c.logprobs.n_top});
+    if (c.id >= 0 && opt_->logprobs) c.logprobs.id = c.id;
+    return c;
   }
 
   const SamplingOptions* opt_ = nullptr;

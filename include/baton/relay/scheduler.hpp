@@ -682,7 +682,7 @@ class RelayScheduler final : public BatchedRelay {
       greedy_of_[i]->batch_choice = StepChoice{choices_.id(i), {}};
     for (std::size_t j = 0; j < sampled_of_.size(); ++j) {
       StepChoice c{choices_.id(greedy_of_.size() + j), {}};
-      if (sampled_rows_[j].top_logprobs >= 0 && c.id >= 0) c.logprobs = choices_.logprobs(j);
+      if (sampled_rows_[j].draw.top_logprobs >= 0 && c.id >= 0) c.logprobs = choices_.logprobs(j);
       sampled_of_[j]->batch_choice = c;
     }
   }

@@ -9,8 +9,8 @@
 ///   TransformRowKernel<Chain>, when the chain's device members alter the logits: the row
 ///     rewritten in place by transform_logit (what the host Decoder does to its row);
 ///   SampleChooseKernel: logit_bias, the penalties over the ids generated so far, then
-///     kernels::sample_row with the uniform of (seed, stream, step, run); the token's
-///     log-probabilities when asked; the choice stored as the one partial the accept step
+///     kernels::draw_token (the uniform of (seed, stream, step, run), the token's
+///     log-probabilities when asked: the host Sampler's one draw); the choice stored as the one partial the accept step
 ///     (DecodeStepKernel<Chain>) reduces, so stop ids, the chain's advance, max_new and the
 ///     write-position check stay that step's.
 /// Everything the sampler computes, it computes as the host does (the same functions, the same
@@ -84,17 +84,13 @@ struct SampleChooseKernel {
     int n = 0;
     std::int32_t* loop = nullptr;  ///< DeviceLoopState, [max_new] ids, [max_new] LogprobRecords
     int max_new = 0;
-    SampleParams params{};
-    std::uint64_t seed = 0;
-    std::uint64_t stream = 0;
-    std::uint32_t run = 0;
+    TokenDraw draw{};  ///< the options and the uniform's counter (its step: the loop's)
     BiasEntry bias[kMaxDeviceBias] = {};
     int n_bias = 0;
     bool penalized = false;
     PenaltyCounts counts{};  ///< seen [max_new], window [min(repeat_last_n, max_new)]
     SampleScratch
         scratch{};  ///< candidates [sample_scratch_size(n)], weights [n], bins [kSampleBins]
-    int top_logprobs = -1;  ///< -1: no log-probabilities; else the alternatives, 0..20
     ArgmaxPair* pick = nullptr;
   };
   struct Shared {};
@@ -110,19 +106,18 @@ struct SampleChooseKernel {
       for (; st.counted < st.step.steps; ++st.counted)
         count_generated(a.counts, st.penalties, ids[st.counted]);
     apply_logit_bias(a.logits, a.bias, a.n_bias);
-    apply_penalties(a.logits, a.counts.seen, st.penalties.n_seen, a.params);
-    const double u =
-        a.params.temperature > 0.0f
-            ? sample_uniform(a.seed, a.stream, static_cast<std::uint32_t>(st.step.steps), a.run)
-            : 0.0;
-    const std::int32_t id = sample_row<RowPasses>(a.logits, a.n, a.params, u, a.scratch);
-    if (a.top_logprobs >= 0 && id >= 0 && st.step.steps < a.max_new) {
-      LogprobRecord& r = *reinterpret_cast<LogprobRecord*>(a.loop + kLoopStateWords + a.max_new +
-                                                           st.step.steps * kLogprobWords);
-      r.id = id;
-      r.n_top =
-          log_probs(a.logits, a.n, a.params.temperature, id, a.top_logprobs, &r.logprob, r.top);
+    apply_penalties(a.logits, a.counts.seen, st.penalties.n_seen, a.draw.params);
+    TokenDraw draw = a.draw;
+    draw.step = static_cast<std::uint32_t>(st.step.steps);
+    LogprobsOut out{};  // the step's record, after the ids (room for max_new)
+    LogprobRecord* r = nullptr;
+    if (draw.top_logprobs >= 0 && st.step.steps < a.max_new) {
+      r = reinterpret_cast<LogprobRecord*>(a.loop + kLoopStateWords + a.max_new +
+                                           st.step.steps * kLogprobWords);
+      out = {&r->logprob, r->top, &r->n_top};
     }
+    const std::int32_t id = draw_token<RowPasses>(a.logits, a.n, draw, a.scratch, out);
+    if (r && id >= 0) r->id = id;
     *a.pick = ArgmaxPair{id >= 0 ? 0.0f : -INFINITY, id};  // -Inf: argmax_id gives -1
   }
 };
@@ -131,13 +126,8 @@ struct SampleChooseKernel {
 /// which row, and the request's sampler settings for this step (no logit_bias, no penalties:
 /// those rewrite a row in place, and the rows a request's choices share must stay as they are).
 struct RowSampling {
-  int row = 0;  ///< the logits row of the batched forward
-  SampleParams params{};
-  std::uint64_t seed = 0;
-  std::uint64_t stream = 0;
-  std::uint32_t step = 0;  ///< the generation's step (the uniform's counter)
-  std::uint32_t run = 0;
-  int top_logprobs = -1;  ///< -1: no log-probabilities; else the alternatives, 0..20
+  int row = 0;     ///< the logits row of the batched forward
+  TokenDraw draw;  ///< the request's draw at this step (SamplingOptions::draw)
 };
 
 /// Sampled rows one SampleRowsKernel launch takes: each has a scratch of sample_scratch_size(n)
@@ -145,7 +135,7 @@ struct RowSampling {
 inline constexpr int kMaxSampledRows = 16;
 
 /// The sampled rows of a batched forward chosen where the logits are: block b's thread 0 draws
-/// row rows[b] by the host Sampler's rule (kernels::sample_row with the uniform of (seed,
+/// row rows[b] by the host Sampler's rule (kernels::draw_token with the uniform of (seed,
 /// stream, step, run), as SampleChooseKernel does for the device loop), without rewriting the
 /// row, and stores the id in ids[b] and, when asked, its LogprobRecord in records[b]. So a
 /// batch's sampled rows come back with its greedy ones in one read (model/device_choice.hpp).
@@ -180,16 +170,12 @@ struct SampleRowsKernel {
             static_cast<std::size_t>(b) * static_cast<std::size_t>(sample_scratch_size(a.n)),
         a.weights + static_cast<std::size_t>(b) * static_cast<std::size_t>(a.n),
         a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kSampleBins)};
-    const double u =
-        r.params.temperature > 0.0f ? sample_uniform(r.seed, r.stream, r.step, r.run) : 0.0;
-    const std::int32_t id = sample_row<RowPasses>(row, a.n, r.params, u, scratch);
+    LogprobRecord* rec = r.draw.top_logprobs >= 0 ? &a.records[b] : nullptr;
+    const LogprobsOut out =
+        rec ? LogprobsOut{&rec->logprob, rec->top, &rec->n_top} : LogprobsOut{};
+    const std::int32_t id = draw_token<RowPasses>(row, a.n, r.draw, scratch, out);
     a.ids[b] = id;
-    if (r.top_logprobs >= 0 && id >= 0) {
-      LogprobRecord& rec = a.records[b];
-      rec.id = id;
-      rec.n_top =
-          log_probs(row, a.n, r.params.temperature, id, r.top_logprobs, &rec.logprob, rec.top);
-    }
+    if (rec && id >= 0) rec->id = id;
   }
 };
 
