@@ -512,47 +512,49 @@ TEST_CASE("each configuration draws its exact distribution (chi-square, fixed se
 
 TEST_CASE("log-probabilities equal a naive log-softmax after the penalties and temperature") {
   const int vocab = static_cast<int>(kLogits.size());
-  for (const Case& c : cases()) {
-    CAPTURE(c.name);
-    SamplingOptions o = c.options;
-    o.logprobs = true;
-    o.top_logprobs = 5;
-    Sampler sampler(o, vocab, 16);
-    for (const auto& s : c.seen)
-      for (int k = 0; k < s.count; ++k) sampler.accepted(s.id);
-    std::vector<float> row = kLogits;
-    const StepChoice choice = sampler.choose(row, 3);
-    const std::int32_t id = choice.id;
-    const TokenLogprobs& lp = choice.logprobs;
-    CHECK(lp.id == id);
-    // Reference: the logits after bias and penalties (in double), over T, log-softmax.
-    std::vector<double> l(kLogits.begin(), kLogits.end());
-    for (const auto& b : o.logit_bias) l[static_cast<std::size_t>(b.id)] += b.bias;
-    for (const auto& s : c.seen) {
-      double& x = l[static_cast<std::size_t>(s.id)];
-      x = x > 0 ? x / o.params.repeat_penalty : x * o.params.repeat_penalty;
-      x -= s.count * static_cast<double>(o.params.frequency_penalty) + o.params.presence_penalty;
+  for (const Case& c : cases())
+    for (const int top_n : {5, 0}) {  // 0: the token's own log-probability, no alternatives
+      CAPTURE(c.name);
+      CAPTURE(top_n);
+      SamplingOptions o = c.options;
+      o.logprobs = true;
+      o.top_logprobs = top_n;
+      Sampler sampler(o, vocab, 16);
+      for (const auto& s : c.seen)
+        for (int k = 0; k < s.count; ++k) sampler.accepted(s.id);
+      std::vector<float> row = kLogits;
+      const StepChoice choice = sampler.choose(row, 3);
+      const std::int32_t id = choice.id;
+      const TokenLogprobs& lp = choice.logprobs;
+      CHECK(lp.id == id);
+      // Reference: the logits after bias and penalties (in double), over T, log-softmax.
+      std::vector<double> l(kLogits.begin(), kLogits.end());
+      for (const auto& b : o.logit_bias) l[static_cast<std::size_t>(b.id)] += b.bias;
+      for (const auto& s : c.seen) {
+        double& x = l[static_cast<std::size_t>(s.id)];
+        x = x > 0 ? x / o.params.repeat_penalty : x * o.params.repeat_penalty;
+        x -= s.count * static_cast<double>(o.params.frequency_penalty) + o.params.presence_penalty;
+      }
+      double lse = 0;
+      for (double& x : l) x /= o.params.temperature;
+      for (double x : l)
+        if (std::isfinite(x)) lse += std::exp(x);
+      lse = std::log(lse);
+      CHECK(lp.id == id);
+      CHECK(std::abs(lp.logprob - (l[static_cast<std::size_t>(id)] - lse)) < 1e-4);
+      std::vector<int> order(static_cast<std::size_t>(vocab));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return l[static_cast<std::size_t>(a)] > l[static_cast<std::size_t>(b)];
+      });
+      REQUIRE(lp.n_top == top_n);
+      for (int k = 0; k < top_n; ++k) {
+        CHECK(lp.top[static_cast<std::size_t>(k)].id == order[static_cast<std::size_t>(k)]);
+        CHECK(std::abs(lp.top[static_cast<std::size_t>(k)].logprob -
+                       (l[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] - lse)) <
+              1e-4);
+      }
     }
-    double lse = 0;
-    for (double& x : l) x /= o.params.temperature;
-    for (double x : l)
-      if (std::isfinite(x)) lse += std::exp(x);
-    lse = std::log(lse);
-    CHECK(lp.id == id);
-    CHECK(std::abs(lp.logprob - (l[static_cast<std::size_t>(id)] - lse)) < 1e-4);
-    std::vector<int> order(static_cast<std::size_t>(vocab));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return l[static_cast<std::size_t>(a)] > l[static_cast<std::size_t>(b)];
-    });
-    REQUIRE(lp.n_top == 5);
-    for (int k = 0; k < 5; ++k) {
-      CHECK(lp.top[static_cast<std::size_t>(k)].id == order[static_cast<std::size_t>(k)]);
-      CHECK(std::abs(lp.top[static_cast<std::size_t>(k)].logprob -
-                     (l[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] - lse)) <
-            1e-4);
-    }
-  }
   // A masked token is never listed: with 3 allowed tokens, a top-5 list holds 3.
   std::vector<float> row(8, -INFINITY);
   row[1] = 0.5f;
