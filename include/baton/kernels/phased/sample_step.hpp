@@ -10,9 +10,9 @@
 ///     rewritten in place by transform_logit (what the host Decoder does to its row);
 ///   SampleChooseKernel: logit_bias, the penalties over the ids generated so far, then
 ///     kernels::draw_token (the uniform of (seed, stream, step, run), the token's
-///     log-probabilities when asked: the host Sampler's one draw); the choice stored as the one partial the accept step
-///     (DecodeStepKernel<Chain>) reduces, so stop ids, the chain's advance, max_new and the
-///     write-position check stay that step's.
+///     log-probabilities when asked: the host Sampler's one draw); the choice stored as the
+///     one partial the accept step (DecodeStepKernel<Chain>) reduces, so stop ids, the chain's
+///     advance, max_new and the write-position check stay that step's.
 /// Everything the sampler computes, it computes as the host does (the same functions, the same
 /// order, one thread), so on the host grid a sampled generation equals the host's bit for bit.
 /// SampleRowsKernel is the same choice for the sampled rows of a batched forward, one block each.
