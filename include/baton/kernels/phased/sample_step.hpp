@@ -171,8 +171,7 @@ struct SampleRowsKernel {
         a.weights + static_cast<std::size_t>(b) * static_cast<std::size_t>(a.n),
         a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kSampleBins)};
     LogprobRecord* rec = r.draw.top_logprobs >= 0 ? &a.records[b] : nullptr;
-    const LogprobsOut out =
-        rec ? LogprobsOut{&rec->logprob, rec->top, &rec->n_top} : LogprobsOut{};
+    const LogprobsOut out = rec ? LogprobsOut{&rec->logprob, rec->top, &rec->n_top} : LogprobsOut{};
     const std::int32_t id = draw_token<RowPasses>(row, a.n, r.draw, scratch, out);
     a.ids[b] = id;
     if (rec && id >= 0) rec->id = id;
