@@ -268,8 +268,8 @@ BATON_HD inline std::int32_t draw_token(const float* row, int n, const TokenDraw
       d.params.temperature > 0.0f ? sample_uniform(d.seed, d.stream, d.step, d.run) : 0.0;
   const std::int32_t id = sample_row<Passes>(row, n, d.params, u, scratch);
   if (id >= 0 && d.top_logprobs >= 0 && out.logprob)
-    *out.n_top = log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob,
-                                   out.top);
+    *out.n_top =
+        log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob, out.top);
   return id;
 }
 

@@ -50,8 +50,8 @@ struct SamplingOptions {         // NOLINT: aggregate
   /// Step `step`'s draw (kernels::draw_token): the options, the uniform's counter, and the
   /// alternatives to report (-1: no log-probabilities).
   kernels::TokenDraw draw(int step) const {
-    return {params, seed, stream, static_cast<std::uint32_t>(step), run,
-            logprobs ? top_logprobs : -1};
+    return {
+        params, seed, stream, static_cast<std::uint32_t>(step), run, logprobs ? top_logprobs : -1};
   }
   /// Whether a penalty reads the generated tokens.
   bool penalized() const {
