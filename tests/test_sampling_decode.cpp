@@ -171,6 +171,21 @@ SamplingOptions everything(std::uint64_t seed) {
   return o;
 }
 
+/// Every stage run's log-probabilities in `got` equal `want`'s, bit for bit.
+void check_same_logprobs(const RelayResult& got, const RelayResult& want) {
+  for (std::size_t r = 0; r < got.runs.size() && r < want.runs.size(); ++r) {
+    const auto& a = got.runs[r].logprobs;
+    const auto& b = want.runs[r].logprobs;
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i].id == b[i].id);
+      CHECK(std::bit_cast<std::uint32_t>(a[i].logprob) ==
+            std::bit_cast<std::uint32_t>(b[i].logprob));
+      CHECK(a[i].n_top == b[i].n_top);
+    }
+  }
+}
+
 }  // namespace sampling_decode_test
 
 using namespace sampling_decode_test;
@@ -340,18 +355,7 @@ TEST_CASE("scheduler: seeded requests give the same ids alone and 16 in flight")
       const auto want = one.take(t);
       REQUIRE(want.has_value());
       test::check_same_result(*got, *want);
-      // And every token's log-probabilities, bit for bit.
-      for (std::size_t r = 0; r < got->runs.size() && r < want->runs.size(); ++r) {
-        const auto& a = got->runs[r].logprobs;
-        const auto& b = want->runs[r].logprobs;
-        REQUIRE(a.size() == b.size());
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          CHECK(a[i].id == b[i].id);
-          CHECK(std::bit_cast<std::uint32_t>(a[i].logprob) ==
-                std::bit_cast<std::uint32_t>(b[i].logprob));
-          CHECK(a[i].n_top == b[i].n_top);
-        }
-      }
+      check_same_logprobs(*got, *want);
       const Ticket g = greedy.submit(requests[static_cast<std::size_t>(k)]);
       greedy.run();
       const auto plain = greedy.take(g);
@@ -420,15 +424,7 @@ TEST_CASE("scheduler: n choices share one prefill, and choice i is the request o
       test::check_same_result(*got, *want);
       // The log-probabilities too (everything() asks for them): the distribution of every step,
       // the first included, is the one the request has alone.
-      for (std::size_t r = 0; r < got->runs.size() && r < want->runs.size(); ++r) {
-        const auto& a = got->runs[r].logprobs;
-        const auto& b = want->runs[r].logprobs;
-        REQUIRE(a.size() == b.size());
-        for (std::size_t s = 0; s < a.size(); ++s) {
-          CHECK(a[s].id == b[s].id);
-          CHECK(a[s].logprob == b[s].logprob);
-        }
-      }
+      check_same_logprobs(*got, *want);
       std::vector<std::int32_t> all;
       for (const StageRun& run : got->runs) all.insert(all.end(), run.ids.begin(), run.ids.end());
       distinct.insert(all);
