@@ -205,7 +205,7 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
   std::normal_distribution<float> gauss(0.0f, 1.0f);
   int checked = 0, listed_sets = 0, dense_sets = 0;
   for (const int n : {1000, 40000}) {
-    for (int shape = 0; shape < 5; ++shape) {
+    for (int shape = 0; shape < 6; ++shape) {
       std::vector<float> row(static_cast<std::size_t>(n));
       std::uniform_real_distribution<float> faint(0.01f, 2.0f);
       for (int i = 0; i < n; ++i) {
@@ -216,6 +216,9 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
         // deep in the tail, where top-p's bound drops tokens.
         if (shape == 4)
           l = i == n / 2 ? 0.0f : std::log(faint(rng) * 1e-3f / static_cast<float>(n));
+        // Tokens below exp's range (weight 0) that are not masked: kept when nothing cuts,
+        // counted, never drawn.
+        if (shape == 5 && i % 13 == 7) l = -120.0f;
         if (i % 11 == 3) l = -INFINITY;  // masked
         row[static_cast<std::size_t>(i)] = l;
       }
@@ -304,7 +307,7 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
             }
     }
   }
-  CHECK(checked == 2 * 5 * 4 * 4 * 3 * 2);
+  CHECK(checked == 2 * 6 * 4 * 4 * 3 * 2);
   // Both forms ran: short sets listed, long ones (40,000 ids, no top-k) dense.
   CHECK(listed_sets > 0);
   CHECK(dense_sets > 0);

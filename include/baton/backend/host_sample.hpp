@@ -107,45 +107,55 @@ __attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* r
   return c + kernels::RowPasses::list_at_least(row, i, end, t, floor_z, m, floor_w, list + c);
 }
 
+/// A chunk's eight float lanes added to the double lanes (kernels::add_chunk).
+__attribute__((target("avx2"))) inline void add_chunk(__m256d& lo, __m256d& hi, __m256 part) {
+  lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(part)));
+  hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(part, 1)));
+}
+
 /// RowPasses::weigh on AVX2: every weight eight at a time (stored when `weights` is not null),
-/// the total in the same eight lanes (four doubles from the low half, four from the high), the
-/// list up to `cap` entries, the tail as the scalar pass.
+/// the total summed as the scalar pass sums it (a chunk of kSumChunk entries is eight vectors
+/// added in float, then to four doubles from the low half and four from the high), the list up
+/// to `cap` entries, the last partial chunk as the scalar pass.
 __attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int n, float t, float m,
                                                           float floor_w, int cap,
                                                           kernels::Candidate* list, float* weights,
                                                           double* total) {
-  static_assert(kernels::kWeightLanes == 8);
+  static_assert(kernels::kWeightLanes == 8 && kernels::kSumChunk % 8 == 0);
   const __m256 tv = _mm256_set1_ps(1.0f / t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w),
                neg_inf = _mm256_set1_ps(-INFINITY);
   __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
   int c = 0, i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(row + i), tv);
-    const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
-    lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(w)));
-    hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)));
-    if (weights) _mm256_storeu_ps(weights + i, w);
-    if (c > cap) continue;  // the list is already too long
-    unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
-        _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
-    const int room = cap - c;
-    if (__builtin_popcount(bits) > room) {  // list the first `room`, then mark it too long
-      unsigned keep = 0;
-      for (int k = 0; k < room; ++k) {
-        const unsigned low_bit = bits & (0u - bits);
-        keep |= low_bit;
-        bits ^= low_bit;
+  for (; i + kernels::kSumChunk <= n;) {
+    __m256 part = _mm256_setzero_ps();
+    for (const int chunk_end = i + kernels::kSumChunk; i < chunk_end; i += 8) {
+      const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(row + i), tv);
+      const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
+      part = _mm256_add_ps(part, w);
+      if (weights) _mm256_storeu_ps(weights + i, w);
+      if (c > cap) continue;  // the list is already too long
+      unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
+          _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
+      const int room = cap - c;
+      if (__builtin_popcount(bits) > room) {  // list the first `room`, then mark it too long
+        unsigned keep = 0;
+        for (int k = 0; k < room; ++k) {
+          const unsigned low_bit = bits & (0u - bits);
+          keep |= low_bit;
+          bits ^= low_bit;
+        }
+        append_lanes(keep, z, w, i, list, c);
+        c = cap + 1;
+        continue;
       }
-      append_lanes(keep, z, w, i, list, c);
-      c = cap + 1;
-      continue;
+      c = append_lanes(bits, z, w, i, list, c);
     }
-    c = append_lanes(bits, z, w, i, list, c);
+    add_chunk(lo, hi, part);
   }
   alignas(32) double lane[8];
   _mm256_store_pd(lane, lo);
   _mm256_store_pd(lane + 4, hi);
-  // The tail, listing what room is left (none once the list is too long).
+  // The last partial chunk, listing what room is left (none once the list is too long).
   c += kernels::RowPasses::weigh_range(row, i, n, t, m, floor_w, c > cap ? -1 : cap - c, list + c,
                                        weights, lane);
   *total = kernels::add_lanes(lane);
@@ -153,29 +163,39 @@ __attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int 
 }
 
 /// RowPasses::gather_band on AVX2: eight weights compared at a time, those of at least `high`
-/// added in the scalar pass's eight lanes, the rare lanes in the band appended.
-__attribute__((target("avx2"))) inline int avx2_gather_band(const float* row, int begin, int end,
-                                                            float t, const float* weights,
-                                                            float low, float high,
+/// added in float lanes over their block, as the scalar pass adds them; the rare lanes in the
+/// band appended.
+__attribute__((target("avx2"))) inline int avx2_gather_band(const float* row, int n, float t,
+                                                            const float* weights, float low,
+                                                            float high, int block,
                                                             kernels::Candidate* out,
-                                                            double* above) {
+                                                            double* block_mass, int* above) {
   const __m256 lv = _mm256_set1_ps(low), hv = _mm256_set1_ps(high), tv = _mm256_set1_ps(1.0f / t);
-  __m256d lo = _mm256_loadu_pd(above), hi = _mm256_loadu_pd(above + 4);
-  int c = 0, i = begin;
-  for (; i + 8 <= end; i += 8) {
-    const __m256 w = _mm256_loadu_ps(weights + i);
-    const __m256 over = _mm256_cmp_ps(w, hv, _CMP_GE_OQ);
-    const __m256 wo = _mm256_and_ps(over, w);
-    lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(wo)));
-    hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(wo, 1)));
-    const unsigned bits = static_cast<unsigned>(
-        _mm256_movemask_ps(_mm256_andnot_ps(over, _mm256_cmp_ps(w, lv, _CMP_GE_OQ))));
-    if (bits == 0) continue;
-    c = append_lanes(bits, _mm256_mul_ps(_mm256_loadu_ps(row + i), tv), w, i, out, c);
+  int c = 0, over_count = 0;
+  for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
+    const int end = begin + block < n ? begin + block : n;
+    __m256 sum = _mm256_setzero_ps();
+    int i = begin;
+    for (; i + 8 <= end; i += 8) {
+      const __m256 w = _mm256_loadu_ps(weights + i);
+      const __m256 over = _mm256_cmp_ps(w, hv, _CMP_GE_OQ);
+      sum = _mm256_add_ps(sum, _mm256_and_ps(over, w));
+      over_count += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(over)));
+      const unsigned bits = static_cast<unsigned>(
+          _mm256_movemask_ps(_mm256_andnot_ps(over, _mm256_cmp_ps(w, lv, _CMP_GE_OQ))));
+      if (bits == 0) continue;
+      c = append_lanes(bits, _mm256_mul_ps(_mm256_loadu_ps(row + i), tv), w, i, out, c);
+    }
+    alignas(32) float part[8];
+    _mm256_store_ps(part, sum);
+    c += kernels::RowPasses::gather_range(row, i, end, t, weights, low, high, out + c, part,
+                                          &over_count);
+    double lane[8] = {};
+    kernels::add_chunk(lane, part);
+    block_mass[j] = kernels::add_lanes(lane);
   }
-  _mm256_storeu_pd(above, lo);
-  _mm256_storeu_pd(above + 4, hi);
-  return c + kernels::RowPasses::gather_band(row, i, end, t, weights, low, high, out + c, above);
+  *above = over_count;
+  return c;
 }
 
 /// RowPasses::least_weight on AVX2.
@@ -194,48 +214,6 @@ __attribute__((target("avx2"))) inline float avx2_least_weight(const float* weig
   for (const float l : lanes)
     if (l < best) best = l;
   return best;
-}
-
-/// RowPasses::kept_blocks on AVX2: the rank test eight entries at a time, each block's kept
-/// weights added in the scalar pass's eight lanes, a partial last eight as the scalar pass.
-__attribute__((target("avx2"))) inline int avx2_kept_blocks(const float* row, int n, float t,
-                                                            const float* weights,
-                                                            const kernels::Candidate& cut,
-                                                            int block, double* block_mass) {
-  const __m256 tv = _mm256_set1_ps(1.0f / t), cz = _mm256_set1_ps(cut.z),
-               neg_inf = _mm256_set1_ps(-INFINITY);
-  const __m256i cid = _mm256_set1_epi32(cut.id), step = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  int count = 0;
-  for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
-    const int end = begin + block < n ? begin + block : n;
-    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
-    int i = begin;
-    for (; i + 8 <= end; i += 8) {
-      const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(row + i), tv);
-      const __m256 id_after = _mm256_castsi256_ps(
-          _mm256_cmpgt_epi32(_mm256_add_epi32(_mm256_set1_epi32(i), step), cid));
-      const __m256 in =
-          _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ),
-                        _mm256_or_ps(_mm256_cmp_ps(z, cz, _CMP_GT_OQ),
-                                     _mm256_andnot_ps(id_after, _mm256_cmp_ps(z, cz, _CMP_EQ_OQ))));
-      count += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(in)));
-      const __m256 w = _mm256_and_ps(in, _mm256_loadu_ps(weights + i));
-      lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(w)));
-      hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)));
-    }
-    alignas(32) double lane[8];
-    _mm256_store_pd(lane, lo);
-    _mm256_store_pd(lane + 4, hi);
-    for (; i < end; ++i) {
-      const float z = kernels::scaled_logit(row[i], t);
-      if (z != -INFINITY && kernels::ranks_at_or_before(z, i, cut)) {
-        lane[i % kernels::kWeightLanes] += weights[i];
-        ++count;
-      }
-    }
-    block_mass[j] = kernels::add_lanes(lane);
-  }
-  return count;
 }
 
 /// RowPasses::top_ranked on AVX2: once the list is full, eight entries are compared at a time
@@ -312,8 +290,8 @@ inline bool sample_passes_on_avx2() {
 }
 
 /// kernels::RowPasses on AVX2 (same results; the caller checked sample_passes_on_avx2()).
-struct Avx2RowPasses {
 #if BATON_HOST_SIMD_X86
+struct Avx2RowPasses {
   static kernels::BlockScan block(const float* row, int begin, int end) {
     return detail::avx2_block(row, begin, end);
   }
@@ -325,49 +303,21 @@ struct Avx2RowPasses {
                    kernels::Candidate* list, float* weights, double* total) {
     return detail::avx2_weigh(row, n, t, m, floor_w, cap, list, weights, total);
   }
-  static int gather_band(const float* row, int begin, int end, float t, const float* weights,
-                         float low, float high, kernels::Candidate* out, double* above) {
-    return detail::avx2_gather_band(row, begin, end, t, weights, low, high, out, above);
+  static int gather_band(const float* row, int n, float t, const float* weights, float low,
+                         float high, int block, kernels::Candidate* out, double* block_mass,
+                         int* above) {
+    return detail::avx2_gather_band(row, n, t, weights, low, high, block, out, block_mass, above);
   }
   static float least_weight(const float* weights, int begin, int end, float floor_w) {
     return detail::avx2_least_weight(weights, begin, end, floor_w);
-  }
-  static int kept_blocks(const float* row, int n, float t, const float* weights,
-                         const kernels::Candidate& cut, int block, double* block_mass) {
-    return detail::avx2_kept_blocks(row, n, t, weights, cut, block, block_mass);
   }
   static int top_ranked(const float* row, int n, float t, int top_n, kernels::TopLogprob* top) {
     return detail::avx2_top_ranked(row, n, t, top_n, top);
   }
   static std::int32_t argmax(const float* row, int n) { return detail::avx2_argmax(row, n); }
-#else
-  static kernels::BlockScan block(const float* row, int begin, int end) {
-    return kernels::RowPasses::block(row, begin, end);
-  }
-  static int list_at_least(const float* row, int begin, int end, float t, float floor_z, float m,
-                           float floor_w, kernels::Candidate* list) {
-    return kernels::RowPasses::list_at_least(row, begin, end, t, floor_z, m, floor_w, list);
-  }
-  static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
-                   kernels::Candidate* list, float* weights, double* total) {
-    return kernels::RowPasses::weigh(row, n, t, m, floor_w, cap, list, weights, total);
-  }
-  static int gather_band(const float* row, int begin, int end, float t, const float* weights,
-                         float low, float high, kernels::Candidate* out, double* above) {
-    return kernels::RowPasses::gather_band(row, begin, end, t, weights, low, high, out, above);
-  }
-  static float least_weight(const float* weights, int begin, int end, float floor_w) {
-    return kernels::RowPasses::least_weight(weights, begin, end, floor_w);
-  }
-  static int kept_blocks(const float* row, int n, float t, const float* weights,
-                         const kernels::Candidate& cut, int block, double* block_mass) {
-    return kernels::RowPasses::kept_blocks(row, n, t, weights, cut, block, block_mass);
-  }
-  static int top_ranked(const float* row, int n, float t, int top_n, kernels::TopLogprob* top) {
-    return kernels::RowPasses::top_ranked(row, n, t, top_n, top);
-  }
-  static std::int32_t argmax(const float* row, int n) { return kernels::argmax(row, n); }
-#endif
 };
+#else
+struct Avx2RowPasses : kernels::RowPasses {};  // no x86 vectors: the scalar passes
+#endif
 
 }  // namespace baton::host_simd

@@ -175,7 +175,8 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
     c = Passes::weigh(row, n, p.temperature, m, floor_w, dense ? kListCap : n, list,
                       dense ? work.weights : nullptr, &total);
     if (dense && c > kListCap)
-      return detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, work, m, floor_w, total);
+      return detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, work, m, floor_w, total,
+                                        finite);
   } else {
     c = Passes::list_at_least(row, 0, n, p.temperature, floor_z, m, floor_w, list);
   }

@@ -49,8 +49,9 @@ BATON_HD inline float next_weight_up(float w) {
   return w;
 }
 
-/// The draw over a dense kept set walks blocks of the row: each block's kept mass (summed in
-/// kWeightLanes lanes, as the row's total), then the one block where the draw lands. At most
+/// The draw over a dense kept set walks blocks of the row: each block's kept mass (its mass
+/// above the cut's band, summed in lanes by the gather, then its band tokens that are kept),
+/// then the one block where the draw lands. At most
 /// kMaxDrawBlocks blocks of a multiple of 8 entries, at least 64.
 inline constexpr int kMaxDrawBlocks = 4096;
 BATON_HD constexpr int draw_block_size(int n) {
@@ -113,22 +114,54 @@ inline constexpr int kListCap = 4096;
 
 namespace detail {
 
+/// The kept set once dense_kept() found its cut: `block_mass` holds each block's mass above the
+/// band (gather_band), `band` the band's `size` tokens in id order; those ranked at or before
+/// `cut` join their blocks' masses (in id order), and `above` tokens were above the band.
+BATON_HD inline KeptSet dense_set(const float* row, int n, float t, const SampleScratch& work,
+                                  float m, const Candidate& cut, const Candidate* band, int size,
+                                  int above, int block) {
+  double* block_mass = work.bins + 2 * kMassBins;
+  int count = above;
+  for (int k = 0; k < size; ++k)
+    if (ranks_at_or_before(band[k].z, band[k].id, cut)) {
+      block_mass[band[k].id / block] += band[k].w;
+      ++count;
+    }
+  KeptSet s{cut, m, count};
+  s.row = row;
+  s.temperature = t;
+  s.weights = work.weights;
+  s.block_mass = block_mass;
+  s.n = n;
+  s.block = block;
+  return s;
+}
+
 /// truncate() for a kept set too long to list (no top-k): the row's weights are in
-/// work.weights, its total weight `total`; every token of weight at least `floor_w` may be
-/// kept (a rank prefix: weights grow with z). Top-p's cut: estimate_cut_bin() picks a band of
-/// bins, one pass gathers the band's tokens and sums the exact mass above it, and when the
-/// target falls in the band a selection among its tokens finds the cut (a band that misses is
-/// moved toward the cut, twice as wide each time). Min-p, through the floor, keeps the tokens
-/// above it when top-p would keep more. Then one pass sums each block's kept mass for the draw.
-/// The cut is the one a full sort gives, whatever band the estimate picked.
+/// work.weights, its total weight `total`, `finite` of its tokens not masked; every token of weight
+/// at least `floor_w` may be kept (a rank prefix: weights grow with z). Top-p's cut:
+/// estimate_cut_bin() picks a band of bins, one pass gathers the band's tokens and sums the exact
+/// mass above it per block, and when the target falls in the band a selection among its tokens
+/// finds the cut (a band that misses is moved toward the cut, twice as wide each time). Min-p,
+/// through the floor, keeps the tokens above it when top-p would keep more. The last gather's block
+/// masses, with the band's kept tokens added, are the draw's. The cut is the one a full sort gives,
+/// whatever band the estimate picked.
 template <class Passes>
 BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p,
-                                   const SampleScratch& work, float m, float floor_w,
-                                   double total) {
+                                   const SampleScratch& work, float m, float floor_w, double total,
+                                   int finite) {
   const float* weights = work.weights;
-  Candidate* sel = work.candidates;
-  Candidate cut = keep_all();
-  bool crossed = false;
+  const int block = draw_block_size(n);
+  double* block_mass = work.bins + 2 * kMassBins;
+  // The band in id order (the list weigh() gave up on is free), and a copy the selection permutes.
+  Candidate* band = work.candidates;
+  Candidate* sel = work.candidates + n;
+  int above = 0;
+  auto block_sum = [&] {
+    double sum = 0.0;
+    for (int j = 0, blocks = (n + block - 1) / block; j < blocks; ++j) sum += block_mass[j];
+    return sum;
+  };
   if (top_p < 1.0f) {  // then floor_w > 0
     const double target = static_cast<double>(top_p) * total;
     const int estimate = estimate_cut_bin(weights, n, total - target, work.bins);
@@ -149,48 +182,38 @@ BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p
     if (sampled[lo_bin] <= kBandSamples) hi_bin = kMassBins - 1;
     for (int width = hi_bin - lo_bin + 1;; width *= 2) {
       const float low = mass_bin_low(lo_bin) > floor_w ? mass_bin_low(lo_bin) : floor_w;
-      double lane[kWeightLanes] = {};
-      const int size =
-          Passes::gather_band(row, 0, n, t, weights, low, mass_bin_high(hi_bin), sel, lane);
-      const double above = add_lanes(lane);
-      double band = 0.0;
-      for (int k = 0; k < size; ++k) band += sel[k].w;
-      if (above >= target) {  // the cut is higher: the next band is above this one
+      const int size = Passes::gather_band(row, n, t, weights, low, mass_bin_high(hi_bin), block,
+                                           band, block_mass, &above);
+      const double mass_above = block_sum();
+      double band_mass = 0.0;
+      for (int k = 0; k < size; ++k) band_mass += band[k].w;
+      if (mass_above >= target) {  // the cut is higher: the next band is above this one
         lo_bin = hi_bin + 1;
         hi_bin = lo_bin + 2 * width - 1 >= kMassBins ? kMassBins - 1 : lo_bin + 2 * width - 1;
-      } else if (above + band < target) {  // lower: the band reaches further down
-        if (low <= floor_w) break;         // down to the floor: min-p keeps less than top-p
+      } else if (mass_above + band_mass < target) {  // lower: the band reaches further down
+        if (low <= floor_w) break;  // down to the floor: min-p keeps less than top-p
         lo_bin = lo_bin - 2 * width < 0 ? 0 : lo_bin - 2 * width;
       } else {
-        const double rest = target - above;
+        for (int k = 0; k < size; ++k) sel[k] = band[k];
+        const double rest = target - mass_above;
         const int kept = size >= kBinnedSelectionFrom
                              ? select_top_mass_binned(sel, size, rest, work.bins)
                              : select_top_mass(sel, size, rest);
-        cut = worst_ranked(sel, kept);
-        crossed = true;
-        break;
+        return dense_set(row, n, t, work, m, worst_ranked(sel, kept), band, size, above, block);
       }
     }
   }
-  if (!crossed && floor_w > 0.0f) {
+  if (floor_w > 0.0f) {
     // Every token of weight at least floor_w is kept: the worst-ranked of the lightest.
     const float least = Passes::least_weight(weights, 0, n, floor_w);
-    double lane[kWeightLanes] = {};
-    const int size =
-        Passes::gather_band(row, 0, n, t, weights, least, next_weight_up(least), sel, lane);
-    cut = worst_ranked(sel, size);
+    const int size = Passes::gather_band(row, n, t, weights, least, next_weight_up(least), block,
+                                         band, block_mass, &above);
+    return dense_set(row, n, t, work, m, worst_ranked(band, size), band, size, above, block);
   }
-  const int block = draw_block_size(n);
-  double* block_mass = work.bins + 2 * kMassBins;
-  const int count = Passes::kept_blocks(row, n, t, work.weights, cut, block, block_mass);
-  KeptSet s{cut, m, count};
-  s.row = row;
-  s.temperature = t;
-  s.weights = work.weights;
-  s.block_mass = block_mass;
-  s.n = n;
-  s.block = block;
-  return s;
+  // Every token not masked is kept: each block's mass is all its weights (the band is empty).
+  const float lightest = next_weight_up(0.0f);
+  Passes::gather_band(row, n, t, weights, lightest, lightest, block, band, block_mass, &above);
+  return dense_set(row, n, t, work, m, keep_all(), band, 0, finite, block);
 }
 
 }  // namespace detail

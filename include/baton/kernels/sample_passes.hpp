@@ -4,8 +4,9 @@
 /// @brief The sampler's passes over a whole row of logits, written once for every decode loop
 ///        (RowPasses): a block's maximum and validity, the weights exp(z - max) by sample_exp's
 ///        steps (so every loop gets the same bits), the list of tokens that may be kept, a
-///        band of weights, each block's kept mass, the top-ranked entries and the argmax. A host
-///        substitutes vector versions computing exactly the same (backend/host_sample.hpp).
+///        band of weights with each block's mass above it, the top-ranked entries and the
+///        argmax. A host substitutes vector versions computing exactly the same
+///        (backend/host_sample.hpp).
 #pragma once
 
 #include <cmath>
@@ -45,11 +46,19 @@ BATON_HD inline float sample_exp(float x) {
   return p * scale;
 }
 
-/// Lanes of the sum of a row's weights: entry i adds to lane i % 8, and the lanes are added
-/// pairwise in one fixed order, so a vector pass sums exactly as the scalar one.
+/// How a pass sums a row's weights, the same in every loop: entry i adds to lane i % 8; each
+/// lane sums a chunk of kSumChunk entries in float, in id order, then adds that to its double;
+/// the eight doubles are added pairwise in one fixed order. A vector pass sums exactly as the
+/// scalar one (its chunk is eight vectors), and the float adds spare it the conversions a
+/// double per entry costs.
 inline constexpr int kWeightLanes = 8;
+inline constexpr int kSumChunk = 64;
 BATON_HD inline double add_lanes(const double* lane) {
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+/// A chunk's float sums into the lanes.
+BATON_HD inline void add_chunk(double* lane, const float* part) {
+  for (int k = 0; k < kWeightLanes; ++k) lane[k] += static_cast<double>(part[k]);
 }
 
 /// One block of truncate()'s first pass: its largest entry, how many entries are not -Inf, and
@@ -90,7 +99,7 @@ struct RowPasses {
     return c;
   }
   /// Every entry's weight w = sample_exp(scaled_logit(row[i], t) - m) into `weights` (when not
-  /// null), the row's total weight (top-p's mass, summed in kWeightLanes lanes) into `total`, and
+  /// null), the row's total weight (top-p's mass, summed as add_lanes says) into `total`, and
   /// list_at_least()'s list without a bound on z, up to `cap` entries: returns how many were
   /// listed, or cap + 1 when more would have been (the list is then incomplete).
   BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
@@ -100,36 +109,63 @@ struct RowPasses {
     *total = add_lanes(lane);
     return c;
   }
-  /// weigh() over row[begin, end), each weight added to lane[i % kWeightLanes] (a vector pass's
-  /// tail continues its lanes here); `list` and `cap` count from `begin`.
+  /// weigh() over row[begin, end), `begin` a multiple of kSumChunk, the sums added to `lane` (a
+  /// vector pass's last partial chunk goes here); `list` and `cap` count from `begin`.
   BATON_HD static int weigh_range(const float* row, int begin, int end, float t, float m,
                                   float floor_w, int cap, Candidate* list, float* weights,
                                   double* lane) {
     int c = 0;
-    for (int i = begin; i < end; ++i) {
-      const float z = scaled_logit(row[i], t);
-      const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
-      lane[i % kWeightLanes] += w;
-      if (weights) weights[i] = w;
-      if (z != -INFINITY && w >= floor_w && c <= cap) {
-        if (c < cap) list[c] = Candidate{z, w, i};
-        ++c;
+    for (int chunk = begin; chunk < end; chunk += kSumChunk) {
+      float part[kWeightLanes] = {};
+      const int chunk_end = chunk + kSumChunk < end ? chunk + kSumChunk : end;
+      for (int i = chunk; i < chunk_end; ++i) {
+        const float z = scaled_logit(row[i], t);
+        const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
+        part[i % kWeightLanes] += w;
+        if (weights) weights[i] = w;
+        if (z != -INFINITY && w >= floor_w && c <= cap) {
+          if (c < cap) list[c] = Candidate{z, w, i};
+          ++c;
+        }
       }
+      add_chunk(lane, part);
     }
     return c;
   }
-  /// Appends to `out`, in id order, every entry of [begin, end) whose weight is in [low, high)
-  /// (low > 0, so none is masked), and adds every weight of at least `high` to
-  /// above[i % kWeightLanes] (the mass ranked before the band, summed as weigh()'s total);
-  /// returns how many it appended.
-  BATON_HD static int gather_band(const float* row, int begin, int end, float t,
-                                  const float* weights, float low, float high, Candidate* out,
-                                  double* above) {
+  /// Appends to `out`, in id order, every entry whose weight is in [low, high) (low > 0, so none
+  /// is masked), and sums the weights of at least `high` (the mass ranked before the band) for
+  /// each block of `block` entries (a multiple of kWeightLanes) into block_mass[j], each lane in
+  /// float over the whole block, then add_lanes; `*above` counts them. Returns how many
+  /// entries it appended.
+  BATON_HD static int gather_band(const float* row, int n, float t, const float* weights, float low,
+                                  float high, int block, Candidate* out, double* block_mass,
+                                  int* above) {
+    int c = 0;
+    *above = 0;
+    for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
+      const int end = begin + block < n ? begin + block : n;
+      float part[kWeightLanes] = {};
+      c += gather_range(row, begin, end, t, weights, low, high, out + c, part, above);
+      double lane[kWeightLanes] = {};
+      add_chunk(lane, part);
+      block_mass[j] = add_lanes(lane);
+    }
+    return c;
+  }
+  /// gather_band() over [begin, end) of one block, its sums continued in `part` (a vector pass's
+  /// tail goes here).
+  BATON_HD static int gather_range(const float* row, int begin, int end, float t,
+                                   const float* weights, float low, float high, Candidate* out,
+                                   float* part, int* above) {
     int c = 0;
     for (int i = begin; i < end; ++i) {
       const float w = weights[i];
-      if (w >= high) above[i % kWeightLanes] += w;
-      if (w >= low && w < high) out[c++] = Candidate{scaled_logit(row[i], t), w, i};
+      if (w >= high) {
+        part[i % kWeightLanes] += w;
+        ++*above;
+      } else if (w >= low) {
+        out[c++] = Candidate{scaled_logit(row[i], t), w, i};
+      }
     }
     return c;
   }
@@ -139,26 +175,6 @@ struct RowPasses {
     for (int i = begin; i < end; ++i)
       if (weights[i] >= floor_w && weights[i] < least) least = weights[i];
     return least;
-  }
-  /// The kept mass of each block of `block` entries (a multiple of kWeightLanes) into
-  /// `block_mass`, summed in lanes as weigh()'s total; an entry is kept when it is not masked
-  /// and ranks at or before `cut`. Returns how many are kept.
-  BATON_HD static int kept_blocks(const float* row, int n, float t, const float* weights,
-                                  const Candidate& cut, int block, double* block_mass) {
-    int count = 0;
-    for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
-      const int end = begin + block < n ? begin + block : n;
-      double lane[kWeightLanes] = {};
-      for (int i = begin; i < end; ++i) {
-        const float z = scaled_logit(row[i], t);
-        if (z != -INFINITY && ranks_at_or_before(z, i, cut)) {
-          lane[i % kWeightLanes] += weights[i];
-          ++count;
-        }
-      }
-      block_mass[j] = add_lanes(lane);
-    }
-    return count;
   }
   /// The `top_n` (> 0) best-ranked unmasked entries into top[], best first, each with its
   /// scaled logit in the logprob field; returns how many (fewer when fewer are unmasked).
