@@ -80,10 +80,10 @@ def baton_run(baton: str, relay: Path, requests: Path, n: int, env) -> dict:
             "wall_s": s["wall_s"], "rows_per_step": s["mean_rows_per_step"]}
 
 
-def llama_run(bench: str, gguf: Path, n: int, threads: int, env) -> dict:
+def llama_run(bench: str, gguf: Path, n: int, threads: int, env, extra: list[str]) -> dict:
     out = run([bench, "-m", str(gguf), "-npp", str(PROMPT), "-ntg", str(GENERATE), "-npl", str(n),
                "-c", str(n * (PROMPT + GENERATE)), "-ctk", "f32", "-ctv", "f32",
-               "-t", str(threads), "-tb", str(threads), "--output-format", "jsonl"], env)
+               "-t", str(threads), "-tb", str(threads), "--output-format", "jsonl", *extra], env)
     rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
     if len(rows) != 1:
         raise RuntimeError(f"llama-batched-bench printed {len(rows)} result lines:\n{out[-2000:]}")
@@ -126,6 +126,9 @@ def main() -> int:
                     help="also run llama_batch_worker.py on the same workload (against the tool)")
     ap.add_argument("--baton-arg", action="append", default=[],
                     help="an extra relay-file host field, KEY=JSON (e.g. bf16_products=false)")
+    ap.add_argument("--llama-arg", action="append", default=[],
+                    help="an extra llama-batched-bench argument (e.g. --llama-arg=--no-repack where "
+                         "its repacked weights crash, as they did on one AMX virtual machine)")
     a = ap.parse_args()
     storages = a.storage.split(",")
     levels = [int(x) for x in a.parallel.split(",")]
@@ -171,7 +174,8 @@ def main() -> int:
                     elif eng == "worker":
                         pair[eng] = worker_run(worker_files[n], m["gguf"][st], n, a.threads, env)
                     else:
-                        pair[eng] = llama_run(bench, m["gguf"][st], n, a.threads, env)
+                        pair[eng] = llama_run(bench, m["gguf"][st], n, a.threads, env,
+                                              a.llama_arg)
                 b, l = pair["baton"], pair["llama.cpp"]
                 row = {"round": rnd, "storage": st, "parallel": n, "baton": b, "llama.cpp": l,
                        "ratio": b["tps"] / l["tps"], "decode_ratio": b["decode_tps"] / l["decode_tps"]}
@@ -201,7 +205,8 @@ def main() -> int:
                    if a.check_worker else {})})
     out = {"workload": {"model": models.QWEN2.name, "prompt": PROMPT, "generate": GENERATE,
                         "threads": a.threads, "rounds": a.rounds, "kv": "f32",
-                        "baton_host": a.baton_arg, "peer": "llama-batched-bench"},
+                        "baton_host": a.baton_arg, "peer": "llama-batched-bench",
+                        "peer_args": a.llama_arg},
            "cpu": {"model": cpu_model(), "flags": cpu_flags()},
            "summary": summary, "runs": runs}
     a.out.parent.mkdir(parents=True, exist_ok=True)
