@@ -39,5 +39,9 @@ else
   out="$build/benchmarks/batch_bench.json"
   "$python" "$root/benchmarks/batching/batch_bench.py" --baton "$build/tools/baton" --work "$work" \
     --out "$out" "$@"
-  "$python" "$root/benchmarks/batching/plot.py" "$out" "${out%.json}.png"
+  if "$python" -c "import matplotlib" 2>/dev/null; then
+    "$python" "$root/benchmarks/batching/plot.py" "$out" "${out%.json}.png"
+  else  # --no-llama's environment (scripts/pyenv.sh) has no matplotlib
+    echo "run_batch_bench.sh: $python has no matplotlib; $out written, no plot" >&2
+  fi
 fi
