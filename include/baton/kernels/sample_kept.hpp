@@ -51,8 +51,8 @@ BATON_HD inline float next_weight_up(float w) {
 
 /// The draw over a dense kept set walks blocks of the row: each block's kept mass (its mass
 /// above the cut's band, summed in lanes by the gather, then its band tokens that are kept),
-/// then the one block where the draw lands. At most
-/// kMaxDrawBlocks blocks of a multiple of 8 entries, at least 64.
+/// then the one block where the draw lands. At most kMaxDrawBlocks blocks of a multiple of 8
+/// entries, at least 64.
 inline constexpr int kMaxDrawBlocks = 4096;
 BATON_HD constexpr int draw_block_size(int n) {
   const int per = (n + kMaxDrawBlocks - 1) / kMaxDrawBlocks;
@@ -99,6 +99,8 @@ struct SampleScratch {
   Candidate* candidates = nullptr;  ///< sample_scratch_size(n)
   float* weights = nullptr;         ///< n: the row's weights, when a kept set is too long to list
   double* bins = nullptr;           ///< kSampleBins: top-p's mass per bin, the draw's blocks
+  /// Where in `bins` a dense kept set's block masses are (after the bins and their counts).
+  BATON_HD double* block_masses() const { return bins + 2 * kMassBins; }
 };
 
 /// Lists longer than this take the binned top-p selection.
@@ -120,7 +122,7 @@ namespace detail {
 BATON_HD inline KeptSet dense_set(const float* row, int n, float t, const SampleScratch& work,
                                   float m, const Candidate& cut, const Candidate* band, int size,
                                   int above, int block) {
-  double* block_mass = work.bins + 2 * kMassBins;
+  double* block_mass = work.block_masses();
   int count = above;
   for (int k = 0; k < size; ++k)
     if (ranks_at_or_before(band[k].z, band[k].id, cut)) {
@@ -152,7 +154,7 @@ BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p
                                    int finite) {
   const float* weights = work.weights;
   const int block = draw_block_size(n);
-  double* block_mass = work.bins + 2 * kMassBins;
+  double* block_mass = work.block_masses();
   // The band in id order (the list weigh() gave up on is free), and a copy the selection permutes.
   Candidate* band = work.candidates;
   Candidate* sel = work.candidates + n;
