@@ -14,7 +14,7 @@
 #include "baton/text/chat_template.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(chat_template) {
   static const nlohmann::ordered_json kMessages = nlohmann::ordered_json::parse(R"([
     {"role": "system", "content": "sys {{ x }}"},
     {"role": "user", "content": "h\u00e9llo <|im_start|>", "name": "u"},

@@ -9,7 +9,7 @@
 #include "fuzz_common.hpp"
 #include "fuzz_grammar.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(grammar_regex) {
   try {
     baton::fuzz::compile_and_walk(
         baton::grammar::GrammarSpec::regex(std::string(baton::fuzz::as_text(data, size))));

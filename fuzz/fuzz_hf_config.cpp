@@ -7,7 +7,7 @@
 #include "baton/io/hf_config.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(hf_config) {
   try {
     const auto j = baton::io::parse_json_strict(baton::fuzz::as_text(data, size), "config.json");
     (void)baton::io::parse_model_config(j, "config.json");

@@ -12,7 +12,7 @@
 #include "fuzz_common.hpp"
 #include "serve/http_parse.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(http) {
   if (size == 0) return 0;
   const std::size_t step = 1 + data[0] % 64;
   const std::string_view in = baton::fuzz::as_text(data + 1, size - 1);

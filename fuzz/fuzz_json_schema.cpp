@@ -8,7 +8,7 @@
 #include "fuzz_common.hpp"
 #include "fuzz_grammar.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(json_schema) {
   try {
     baton::fuzz::compile_and_walk(baton::grammar::GrammarSpec::json_schema_text(
         baton::fuzz::as_text(data, size), "fuzz.schema.json"));

@@ -7,7 +7,7 @@
 #include "baton/io/peft_config.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(peft_config) {
   const baton::fuzz::MemFile file(data, size);
   try {
     // load_adapter_config takes a folder; read the file the way it does.

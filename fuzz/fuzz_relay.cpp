@@ -7,7 +7,7 @@
 #include "baton/relay/config.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(relay) {
   const baton::fuzz::MemFile file(data, size);
   try {
     (void)baton::load_relay_spec(file.path());

@@ -9,7 +9,7 @@
 #include "baton/io/safetensors.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(safetensors) {
   const baton::fuzz::MemFile file(data, size);
   try {
     const auto f = baton::io::SafetensorsFile::open(file.path());

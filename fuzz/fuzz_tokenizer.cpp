@@ -10,7 +10,7 @@
 #include "baton/text/tokenizer.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+BATON_FUZZ_TARGET(tokenizer) {
   const baton::fuzz::MemFile file(data, size);
   try {
     const baton::Tokenizer tok = baton::Tokenizer::from_file(file.path());

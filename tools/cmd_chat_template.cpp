@@ -27,7 +27,7 @@
 #include "baton/text/chat_template.hpp"
 #include "commands.hpp"
 
-namespace {
+namespace chat_template_command {
 
 constexpr std::string_view kUsage =
     "usage: baton chat-template (--model DIR | --template FILE) --messages FILE.json\n"
@@ -84,9 +84,10 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-}  // namespace
+}  // namespace chat_template_command
 
 int cmd_chat_template(int argc, char** argv) {
+  using namespace chat_template_command;
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
       std::cout << kUsage;

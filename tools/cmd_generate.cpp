@@ -53,13 +53,13 @@
 #include "sampling_choice.hpp"
 #include "storage_choice.hpp"
 
+namespace generate_command {
+
 using namespace baton;
 using baton::cli::ArgError;
 using baton::cli::BackendChoice;
 using baton::cli::parse_ids;
 using baton::cli::parse_int;
-
-namespace {
 
 constexpr std::string_view kUsage =
     "usage: baton generate --model DIR [--adapter DIR] (--ids 1,2,3 | --tokenizer FILE --prompt "
@@ -195,9 +195,10 @@ void print_row(std::ostream& out, const std::vector<float>& row) {
   out << "]";
 }
 
-}  // namespace
+}  // namespace generate_command
 
 int cmd_generate(int argc, char** argv) {
+  using namespace generate_command;
   Args a;
   try {
     a = parse_args(argc, argv);

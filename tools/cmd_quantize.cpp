@@ -17,7 +17,7 @@
 #include "commands.hpp"
 #include "storage_choice.hpp"
 
-namespace {
+namespace quantize_command {
 
 constexpr std::string_view kUsage =
     "usage: baton quantize --model DIR --storage q8_0|q4_0 [--out FILE]\n"
@@ -29,9 +29,10 @@ constexpr std::string_view kUsage =
     "Every 2-D tensor is quantized by rows; one whose rows are not a multiple of 32 is kept in\n"
     "f16 (listed). Prints the file written and its size.\n";
 
-}  // namespace
+}  // namespace quantize_command
 
 int cmd_quantize(int argc, char** argv) {
+  using namespace quantize_command;
   using namespace baton;
   std::string model, out;
   std::optional<Storage> storage;

@@ -42,9 +42,9 @@
 #include "sampling_choice.hpp"
 #include "storage_choice.hpp"
 
-using namespace baton;
+namespace relay_command {
 
-namespace {
+using namespace baton;
 
 /// --repeat at most: a timing's median needs tens of runs, not a billion (each is a whole relay).
 constexpr int kMaxRepeat = 1000;
@@ -194,9 +194,10 @@ void print_trace(const StageRun& s, const std::optional<Tokenizer>& tok) {
   std::printf("  (%d forwards, %d skipped, %d host waits)\n", s.forwards, s.skipped, s.host_waits);
 }
 
-}  // namespace
+}  // namespace relay_command
 
 int cmd_relay(int argc, char** argv) {
+  using namespace relay_command;
   Args a;
   try {
     a = parse_args(argc, argv);

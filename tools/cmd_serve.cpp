@@ -44,9 +44,9 @@
 #include "serve/server.hpp"
 #include "storage_choice.hpp"
 
-using namespace baton;
+namespace serve_command {
 
-namespace {
+using namespace baton;
 
 constexpr int kMaxConcurrency = 1024;
 constexpr int kMaxQueue = 4096;
@@ -332,9 +332,10 @@ std::unique_ptr<serve::ServedRelay> load_model(const Args& a, const std::string&
   return served;
 }
 
-}  // namespace
+}  // namespace serve_command
 
 int cmd_serve(int argc, char** argv) {
+  using namespace serve_command;
   // Signals go to one thread that waits for them (sigwait): blocked here, before any thread
   // starts, so every thread inherits the mask and no handler (and no global) is needed.
   sigset_t signals;

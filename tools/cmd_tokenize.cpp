@@ -30,7 +30,7 @@
 #include "baton/text/tokenizer.hpp"
 #include "commands.hpp"
 
-namespace {
+namespace tokenize_command {
 
 constexpr std::string_view kTokenizeUsage =
     "usage: baton tokenize --tokenizer FILE [--add-special] [--no-special] [--json]\n"
@@ -168,9 +168,10 @@ std::vector<std::int32_t> parse_ids(const std::string& in) {
   return ids;
 }
 
-}  // namespace
+}  // namespace tokenize_command
 
 int cmd_tokenize(int argc, char** argv) {
+  using namespace tokenize_command;
   std::string file;
   bool add_special = false, no_special = false, json = false, replace = false;
   if (const int rc = parse(argc, argv, kTokenizeUsage, file,
@@ -208,6 +209,7 @@ int cmd_tokenize(int argc, char** argv) {
 }
 
 int cmd_detokenize(int argc, char** argv) {
+  using namespace tokenize_command;
   std::string file;
   bool skip_special = false;
   if (const int rc = parse(argc, argv, kDetokenizeUsage, file, {{"--skip-special", &skip_special}});

@@ -13,7 +13,7 @@
 #include "baton/core/error.hpp"
 #include "commands.hpp"
 
-namespace {
+namespace main_program {
 
 struct Command {
   std::string_view name;
@@ -41,9 +41,10 @@ void usage(std::ostream& out) {
   }
 }
 
-}  // namespace
+}  // namespace main_program
 
 int main(int argc, char** argv) {
+  using namespace main_program;
   if (argc < 2) {
     usage(std::cerr);
     return 2;
