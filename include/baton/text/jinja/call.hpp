@@ -57,25 +57,57 @@ struct Args {
 class Runtime;
 
 /// Anything a template can call. Implementations: macros (evaluator.hpp), global functions and
-/// bound methods (methods.hpp).
+/// bound methods (methods.hpp), each handing its own function to this constructor.
+///
+/// Function pointers, not virtual functions (here and in Runtime): the vtable of a class whose
+/// virtual functions are all inline is emitted, with every function it names and all they
+/// call, in each unit where inline code constructs the class, whether that code is ever
+/// compiled into the unit or not. Virtual, the whole interpreter was object code in every unit
+/// that included this header (444 KB at -O0; docs/ci.md); a pointer is emitted only with the
+/// code that stores it, which is code that renders.
 struct Callable {
-  virtual ~Callable() = default;
-  virtual Value call(Runtime& rt, const Args& args) = 0;
+  using Run = Value (*)(Callable& self, Runtime& rt, const Args& args);
+  explicit Callable(Run run) : run_(run) {}
+  Value call(Runtime& rt, const Args& args) { return run_(*this, rt, args); }
+
+ private:
+  Run run_;
 };
 
 /// What builtins need from the running evaluator: calling a callable (map over a macro),
 /// applying a filter or test by name (map('upper'), select('odd')), and charging the
-/// template's limits for work done outside statements.
+/// template's limits for work done outside statements. The evaluator hands over a table of
+/// its functions (Ops) for the reason Callable gives.
 class Runtime {
  public:
-  virtual ~Runtime() = default;
-  virtual Value call(const Value& callee, const Args& args) = 0;
-  virtual Value filter(std::string_view name, const Value& input, const Args& args) = 0;
-  virtual bool test(std::string_view name, const Value& input, const Args& args) = 0;
+  struct Ops {
+    Value (*call)(Runtime&, const Value& callee, const Args& args);
+    Value (*filter)(Runtime&, std::string_view name, const Value& input, const Args& args);
+    bool (*test)(Runtime&, std::string_view name, const Value& input, const Args& args);
+    void (*charge)(Runtime&, std::size_t n);
+    void (*check_size)(Runtime&, std::size_t bytes);
+  };
+
+  Value call(const Value& callee, const Args& args) { return ops_->call(*this, callee, args); }
+  Value filter(std::string_view name, const Value& input, const Args& args) {
+    return ops_->filter(*this, name, input, args);
+  }
+  bool test(std::string_view name, const Value& input, const Args& args) {
+    return ops_->test(*this, name, input, args);
+  }
   /// Counts `n` loop iterations (and checks the clock) against the limits.
-  virtual void charge(std::size_t n) = 0;
+  void charge(std::size_t n) { ops_->charge(*this, n); }
   /// Checks that a string of `bytes` bytes may be made.
-  virtual void check_size(std::size_t bytes) = 0;
+  void check_size(std::size_t bytes) { ops_->check_size(*this, bytes); }
+
+ protected:
+  explicit Runtime(const Ops& ops) : ops_(&ops) {}
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  ~Runtime() = default;
+
+ private:
+  const Ops* ops_;
 };
 
 }  // namespace baton::jinja

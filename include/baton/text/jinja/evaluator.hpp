@@ -71,15 +71,19 @@ struct Macro final : Callable {
   const Stmt* def;
   std::weak_ptr<Scope> closure;
   Evaluator* ev;
-  Macro(const Stmt* d, const ScopePtr& c, Evaluator* e) : def(d), closure(c), ev(e) {}
-  Value call(Runtime& rt, const Args& args) override;
+  Macro(const Stmt* d, const ScopePtr& c, Evaluator* e)
+      : Callable(&Macro::run), def(d), closure(c), ev(e) {}
+  static Value run(Callable& self, Runtime& rt, const Args& args);
 };
 
 /// range, namespace, dict, raise_exception, strftime_now.
 struct Global final : Callable {
   std::string name;
-  explicit Global(std::string n) : name(std::move(n)) {}
-  Value call(Runtime& rt, const Args& args) override;
+  explicit Global(std::string n) : Callable(&Global::run), name(std::move(n)) {}
+  static Value run(Callable& self, Runtime& rt, const Args& args) {
+    return static_cast<Global&>(self).invoke(rt, args);
+  }
+  Value invoke(Runtime& rt, const Args& args);
 };
 
 inline const Value* builtin_global(std::string_view name) {
@@ -95,7 +99,7 @@ inline const Value* builtin_global(std::string_view name) {
   return nullptr;
 }
 
-inline Value Global::call(Runtime& rt, const Args& a) {
+inline Value Global::invoke(Runtime& rt, const Args& a) {
   if (name == "raise_exception") {
     a.check(1, {}, name);
     fail(to_str(a.need(0, "message", name)), template_error::Kind::raised);
@@ -145,7 +149,8 @@ inline Value Global::call(Runtime& rt, const Args& a) {
 class Evaluator final : public Runtime {
  public:
   Evaluator(const std::string& name, const TemplateLimits& limits, const Dict& context)
-      : name_(name),
+      : Runtime(ops()),
+        name_(name),
         limits_(limits),
         context_(context),
         deadline_(std::chrono::steady_clock::now() + limits.max_render_time) {}
@@ -172,19 +177,19 @@ class Evaluator final : public Runtime {
   }
 
   // --- Runtime ----------------------------------------------------------------------------
-  Value call(const Value& callee, const Args& args) override {
+  Value call(const Value& callee, const Args& args) {
     if (callee.is_undefined()) undefined_error(callee);
     if (!callee.is_callable()) fail("'" + type_name(callee) + "' object is not callable");
     return std::get<CallablePtr>(callee.v)->call(*this, args);
   }
-  Value filter(std::string_view name, const Value& input, const Args& args) override {
+  Value filter(std::string_view name, const Value& input, const Args& args) {
     return run_filter(*this, name, input, args);
   }
-  bool test(std::string_view name, const Value& input, const Args& args) override {
+  bool test(std::string_view name, const Value& input, const Args& args) {
     if (!is_known_test(name)) fail("No test named '" + std::string(name) + "'.");
     return run_test(name, input, args);
   }
-  void charge(std::size_t n) override {
+  void charge(std::size_t n) {
     // Saturating: a huge count (a repetition's) must not wrap the total back under the limit.
     constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
     iterations_ = n > kMax - iterations_ ? kMax : iterations_ + n;
@@ -194,11 +199,29 @@ class Evaluator final : public Runtime {
            template_error::Kind::limit);
     check_clock();
   }
-  void check_size(std::size_t bytes) override {
+  void check_size(std::size_t bytes) {
     if (bytes > limits_.max_output_bytes)
       fail("a string of " + std::to_string(bytes) + " bytes exceeds the limit of " +
                std::to_string(limits_.max_output_bytes) + " (TemplateLimits::max_output_bytes)",
            template_error::Kind::limit);
+  }
+
+  /// The Runtime functions above, as the table Runtime calls through.
+  static const Ops& ops() {
+    static constexpr Ops kOps{
+        [](Runtime& rt, const Value& callee, const Args& args) {
+          return static_cast<Evaluator&>(rt).call(callee, args);
+        },
+        [](Runtime& rt, std::string_view name, const Value& input, const Args& args) {
+          return static_cast<Evaluator&>(rt).filter(name, input, args);
+        },
+        [](Runtime& rt, std::string_view name, const Value& input, const Args& args) {
+          return static_cast<Evaluator&>(rt).test(name, input, args);
+        },
+        [](Runtime& rt, std::size_t n) { static_cast<Evaluator&>(rt).charge(n); },
+        [](Runtime& rt, std::size_t bytes) { static_cast<Evaluator&>(rt).check_size(bytes); },
+    };
+    return kOps;
   }
 
   // --- macros -------------------------------------------------------------------------------
@@ -522,6 +545,9 @@ class Evaluator final : public Runtime {
   std::unordered_set<DictPtr> assigned_namespaces_;  ///< emptied at the end (see ~Evaluator)
 };
 
-inline Value Macro::call(Runtime&, const Args& args) { return ev->call_macro(*this, args); }
+inline Value Macro::run(Callable& self, Runtime&, const Args& args) {
+  const Macro& m = static_cast<const Macro&>(self);
+  return m.ev->call_macro(m, args);
+}
 
 }  // namespace baton::jinja

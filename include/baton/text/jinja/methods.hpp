@@ -254,8 +254,12 @@ inline std::string py_format(std::string_view fmt, const Args& args) {
 struct BoundMethod final : Callable {
   Value self;
   std::string name;
-  BoundMethod(Value s, std::string n) : self(std::move(s)), name(std::move(n)) {}
-  Value call(Runtime& rt, const Args& a) override;
+  BoundMethod(Value s, std::string n)
+      : Callable(&BoundMethod::run), self(std::move(s)), name(std::move(n)) {}
+  static Value run(Callable& method, Runtime& rt, const Args& args) {
+    return static_cast<BoundMethod&>(method).invoke(rt, args);
+  }
+  Value invoke(Runtime& rt, const Args& a);
 };
 
 /// Whether `self` has a method `name` that templates may call. Throws the sandbox's refusal
@@ -281,7 +285,7 @@ inline bool has_method(const Value& self, std::string_view name) {
   return false;
 }
 
-inline Value BoundMethod::call(Runtime& rt, const Args& a) {
+inline Value BoundMethod::invoke(Runtime& rt, const Args& a) {
   using namespace detail;
   const std::string fn = name;
   if (self.is_string()) {
