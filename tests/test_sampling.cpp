@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/backend/host_sample.hpp"
+#include "baton/backend/host_sample_avx512.hpp"
 #include "baton/kernels/philox.hpp"
 #include "baton/kernels/sample.hpp"
 #include "baton/model/sampling.hpp"
@@ -341,15 +341,12 @@ TEST_CASE("sample_exp: within 2 ulp of exp on [-87.3, 0], 0 below, 1 at 0") {
   for (float x = -0.35f; x <= 0.0f; x += 1e-3f) CHECK(kernels::sample_exp(x) <= 1.0f);
 }
 
-TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
-  // backend/host_sample.hpp against kernels::RowPasses: the argmax, every field of the kept set
-  // and its list, and the token drawn, on rows with masks, ties, signed zeros, peaks, NaN and
-  // +Inf, at lengths around the vector width.
-  if (!host_simd::sample_passes_on_avx2()) {
-    test::not_run("test_sampling: the AVX2 sampling passes", "this CPU lacks AVX2");
-    return;
-  }
-  using Vec = host_simd::Avx2RowPasses;
+// The host's vector passes (backend/host_sample.hpp, host_sample_avx512.hpp) against
+// kernels::RowPasses: the argmax, every field of the kept set and its list, and the token drawn,
+// on rows with masks, ties, signed zeros, peaks, NaN and +Inf, at lengths around the vector
+// widths.
+template <class Vec>
+void check_vector_passes() {
   std::mt19937 rng(7);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
   int rows = 0, dense = 0;
@@ -404,6 +401,8 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
               }
               CHECK(got.cut.id == want.cut.id);
               CHECK(got.max_z == want.max_z);
+              CHECK(std::bit_cast<std::uint64_t>(got.row_weight) ==
+                    std::bit_cast<std::uint64_t>(want.row_weight));
               bool same_list = true;
               for (int i = 0; i < want.listed; ++i)
                 same_list = same_list && got.list[i].id == want.list[i].id &&
@@ -458,6 +457,22 @@ TEST_CASE("the host's vector passes give exactly the scalar passes' results") {
   }
   CHECK(rows == 70);
   CHECK(dense > 0);  // the 32,001-id rows without top-k: too long to list
+}
+
+TEST_CASE("the host's AVX2 passes give exactly the scalar passes' results") {
+  if (!host_simd::sample_passes_on_avx2()) {
+    test::not_run("test_sampling: the AVX2 sampling passes", "this CPU lacks AVX2");
+    return;
+  }
+  check_vector_passes<host_simd::Avx2RowPasses>();
+}
+
+TEST_CASE("the host's AVX-512 passes give exactly the scalar passes' results") {
+  if (!host_simd::sample_passes_on_avx512()) {
+    test::not_run("test_sampling: the AVX-512 sampling passes", "this CPU lacks AVX-512");
+    return;
+  }
+  check_vector_passes<host_simd::Avx512RowPasses>();
 }
 
 TEST_CASE("temperature 0 is the exact argmax, ties to the lowest id") {
@@ -577,6 +592,69 @@ TEST_CASE("log-probabilities equal a naive log-softmax after the penalties and t
   CHECK(top[2].id == 4);
   const double lse = std::log(std::exp(0.5) + std::exp(0.25) + std::exp(2.0));
   CHECK(std::abs(chosen - (2.0 - lse)) < 1e-6);
+}
+
+TEST_CASE("a draw's log-probabilities reuse its weighing bit for bit, and only its own") {
+  // draw_token takes the softmax's normalizer from truncate()'s pass when that pass weighed the
+  // whole row at the same temperature (top-p, or a dense set, without top-k); the values must be
+  // the bits log_probs() computes on its own, listed and dense sets, on the scalar passes and
+  // the host's vector passes. Top-p over top-k renormalizes its mass over the k kept tokens:
+  // that sum is not the row's and must not be taken.
+  std::mt19937 rng(11);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<float> row(40000);
+  for (float& l : row) l = gauss(rng) * 1.5f;
+  row[123] = -INFINITY;  // a masked id
+  const int n = static_cast<int>(row.size());
+  std::vector<kernels::Candidate> cand(static_cast<std::size_t>(kernels::sample_scratch_size(n)));
+  std::vector<float> weights(row.size());
+  std::vector<double> bins(kernels::kSampleBins);
+  const kernels::SampleScratch scratch{cand.data(), weights.data(), bins.data()};
+  struct Params {
+    float t;
+    int k;
+    float p, min_p;
+  };
+  int runs = 0;
+  for (const Params q :
+       {Params{0.7f, 0, 0.9f, 0.0f}, Params{1.0f, 0, 0.95f, 0.0f}, Params{1.0f, 0, 1.0f, 0.0f},
+        Params{1.3f, 0, 0.5f, 0.05f}, Params{0.8f, 40, 0.95f, 0.05f}, Params{2.0f, 0, 0.2f, 0.0f},
+        Params{0.0f, 0, 1.0f, 0.0f}})
+    for (const std::uint32_t step : {0u, 1u, 2u}) {
+      CAPTURE(q.t);
+      CAPTURE(q.k);
+      CAPTURE(q.p);
+      kernels::TokenDraw d;
+      d.params.temperature = q.t;
+      d.params.top_k = q.k;
+      d.params.top_p = q.p;
+      d.params.min_p = q.min_p;
+      d.seed = 5;
+      d.step = step;
+      d.top_logprobs = 5;
+      auto check = [&](auto passes) {
+        using P = decltype(passes);
+        float lp = 0.0f, lp_alone = 0.0f;
+        int n_top = 0;
+        kernels::TopLogprob top[kernels::kMaxTopLogprobs], top_alone[kernels::kMaxTopLogprobs];
+        const std::int32_t id =
+            kernels::draw_token<P>(row.data(), n, d, scratch, {&lp, top, &n_top});
+        REQUIRE(id >= 0);
+        const int k_alone = kernels::log_probs<P>(row.data(), n, q.t, id, 5, &lp_alone, top_alone);
+        REQUIRE(n_top == k_alone);
+        CHECK(std::bit_cast<std::uint32_t>(lp) == std::bit_cast<std::uint32_t>(lp_alone));
+        for (int k = 0; k < k_alone; ++k) {
+          CHECK(top[k].id == top_alone[k].id);
+          CHECK(std::bit_cast<std::uint32_t>(top[k].logprob) ==
+                std::bit_cast<std::uint32_t>(top_alone[k].logprob));
+        }
+        ++runs;
+      };
+      check(kernels::RowPasses{});
+      if (host_simd::sample_passes_on_avx2()) check(host_simd::Avx2RowPasses{});
+      if (host_simd::sample_passes_on_avx512()) check(host_simd::Avx512RowPasses{});
+    }
+  CHECK(runs >= 21);  // 7 options x 3 steps, at least the scalar passes
 }
 
 TEST_CASE("out-of-range options fail naming the field") {

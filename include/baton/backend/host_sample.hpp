@@ -71,18 +71,24 @@ __attribute__((target("avx2,fma"))) inline __m256 avx2_sample_exp(__m256 x) {
   return _mm256_andnot_ps(low, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
-/// Appends the lanes of `bits` (ids i + lane, their z and w) to list[c...] in id order; returns
-/// the new count.
-__attribute__((target("avx2"))) inline int append_lanes(unsigned bits, __m256 z, __m256 w, int i,
-                                                        kernels::Candidate* list, int c) {
-  alignas(32) float zs[8], ws[8];
-  _mm256_store_ps(zs, z);
-  _mm256_store_ps(ws, w);
+/// Appends the lanes of `bits` (ids i + lane, their z and w stored in zs and ws) to list[c...]
+/// in id order; returns the new count.
+inline int append_stored(unsigned bits, const float* zs, const float* ws, int i,
+                         kernels::Candidate* list, int c) {
   for (; bits != 0; bits &= bits - 1) {
     const int lane = __builtin_ctz(bits);
     list[c++] = kernels::Candidate{zs[lane], ws[lane], i + lane};
   }
   return c;
+}
+
+/// append_stored() from the vectors z and w.
+__attribute__((target("avx2"))) inline int append_lanes(unsigned bits, __m256 z, __m256 w, int i,
+                                                        kernels::Candidate* list, int c) {
+  alignas(32) float zs[8], ws[8];
+  _mm256_store_ps(zs, z);
+  _mm256_store_ps(ws, w);
+  return append_stored(bits, zs, ws, i, list, c);
 }
 
 /// RowPasses::list_at_least on AVX2: the bound tested and the weights computed eight entries at
@@ -113,6 +119,41 @@ __attribute__((target("avx2"))) inline void add_chunk(__m256d& lo, __m256d& hi, 
   hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(part, 1)));
 }
 
+/// weigh()'s list as the scalar pass keeps it: the lanes of `bits` (in id order) found with c
+/// entries listed, appended by `append(bits, c)` (which returns the new count) while the list
+/// has room for them all; otherwise the first cap - c of them, and cap + 1 (the list is too
+/// long, as the scalar pass counts).
+template <class Append>
+inline int list_capped(unsigned bits, int c, int cap, Append&& append) {
+  const int room = cap - c;
+  if (__builtin_popcount(bits) <= room) return append(bits, c);
+  unsigned keep = 0;
+  for (int k = 0; k < room; ++k) {
+    const unsigned low_bit = bits & (0u - bits);
+    keep |= low_bit;
+    bits ^= low_bit;
+  }
+  append(keep, c);
+  return cap + 1;
+}
+
+/// A vector weigh()'s end: the lanes' doubles (four from each chunk's low half, four from its
+/// high), the last partial chunk from `i` by the scalar pass, listing what room is left (none
+/// once the list is too long), and the total; returns the list's count.
+__attribute__((target("avx2"))) inline int weigh_tail(const float* row, int i, int n, float t,
+                                                      float m, float floor_w, int cap,
+                                                      kernels::Candidate* list, float* weights,
+                                                      double* total, int c, __m256d lo,
+                                                      __m256d hi) {
+  alignas(32) double lane[8];
+  _mm256_store_pd(lane, lo);
+  _mm256_store_pd(lane + 4, hi);
+  c += kernels::RowPasses::weigh_range(row, i, n, t, m, floor_w, c > cap ? -1 : cap - c, list + c,
+                                       weights, lane);
+  *total = kernels::add_lanes(lane);
+  return c;
+}
+
 /// RowPasses::weigh on AVX2: every weight eight at a time (stored when `weights` is not null),
 /// the total summed as the scalar pass sums it (a chunk of kSumChunk entries is eight vectors
 /// added in float, then to four doubles from the low half and four from the high), the list up
@@ -134,32 +175,18 @@ __attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int 
       part = _mm256_add_ps(part, w);
       if (weights) _mm256_storeu_ps(weights + i, w);
       if (c > cap) continue;  // the list is already too long
-      unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
+      const unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
           _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
-      const int room = cap - c;
-      if (__builtin_popcount(bits) > room) {  // list the first `room`, then mark it too long
-        unsigned keep = 0;
-        for (int k = 0; k < room; ++k) {
-          const unsigned low_bit = bits & (0u - bits);
-          keep |= low_bit;
-          bits ^= low_bit;
-        }
-        append_lanes(keep, z, w, i, list, c);
-        c = cap + 1;
-        continue;
-      }
-      c = append_lanes(bits, z, w, i, list, c);
+      if (bits == 0) continue;
+      alignas(32) float zs[8], ws[8];
+      _mm256_store_ps(zs, z);
+      _mm256_store_ps(ws, w);
+      c = list_capped(bits, c, cap,
+                      [&](unsigned b, int at) { return append_stored(b, zs, ws, i, list, at); });
     }
     add_chunk(lo, hi, part);
   }
-  alignas(32) double lane[8];
-  _mm256_store_pd(lane, lo);
-  _mm256_store_pd(lane + 4, hi);
-  // The last partial chunk, listing what room is left (none once the list is too long).
-  c += kernels::RowPasses::weigh_range(row, i, n, t, m, floor_w, c > cap ? -1 : cap - c, list + c,
-                                       weights, lane);
-  *total = kernels::add_lanes(lane);
-  return c;
+  return weigh_tail(row, i, n, t, m, floor_w, cap, list, weights, total, c, lo, hi);
 }
 
 /// RowPasses::gather_band on AVX2: eight weights compared at a time, those of at least `high`

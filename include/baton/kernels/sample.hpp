@@ -168,10 +168,11 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   // weights are computed (the exp is this pass's cost). A set that may be long (no top-k)
   // keeps every weight, and stops listing past kListCap.
   const bool dense = !top_k && work.weights && work.bins;
+  const bool weighed = dense || (!top_k && p.top_p < 1.0f);
   Candidate* list = scratch;
   int c = 0;
   double total = 0.0;
-  if (dense || (!top_k && p.top_p < 1.0f)) {
+  if (weighed) {
     c = Passes::weigh(row, n, p.temperature, m, floor_w, dense ? kListCap : n, list,
                       dense ? work.weights : nullptr, &total);
     if (dense && c > kListCap)
@@ -207,7 +208,9 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
       if (sel[i].w >= p.min_p) sel[kept_count++] = sel[i];
     c = kept_count;  // >= 1: the top token has weight 1
   }
-  return {worst_ranked(sel, c), m, c, list, listed};
+  KeptSet kept{worst_ranked(sel, c), m, c, list, listed};
+  if (weighed) kept.row_weight = total;  // not top-p's over top-k: that one is renormalized
+  return kept;
 }
 
 /// The sampling step's choice from `row` (logit_bias and penalties already applied): the exact
@@ -220,6 +223,23 @@ BATON_HD inline std::int32_t sample_row(const float* row, int n, const SamplePar
   return draw(truncate<Passes>(row, n, p, scratch), u);
 }
 
+/// The softmax's log-normalizer at temperature `t` over the row: max z plus log of the weights'
+/// sum (sample_exp's, summed as weigh() sums them); `known`, when truncate() already weighed the
+/// row at the same temperature (its row_weight > 0), spares the two passes.
+template <class Passes = RowPasses>
+BATON_HD inline float log_normalizer(const float* row, int n, float t, const KeptSet* known) {
+  float m;
+  double sum = 0.0;
+  if (known && known->row_weight > 0.0) {
+    m = known->max_z;
+    sum = known->row_weight;
+  } else {
+    m = scaled_logit(Passes::block(row, 0, n).max, t);
+    Passes::weigh(row, n, t, m, INFINITY, 0, nullptr, nullptr, &sum);  // lists nothing
+  }
+  return m + static_cast<float>(log(sum));
+}
+
 /// Log-probabilities under the distribution the truncations cut: log-softmax of row/T (T = 1
 /// at temperature 0), masked (-Inf) entries excluded, the sum of exp from the sampler's own
 /// weights (sample_exp, summed as weigh()'s total). Writes the chosen token's and, in rank
@@ -227,12 +247,10 @@ BATON_HD inline std::int32_t sample_row(const float* row, int n, const SamplePar
 /// `Passes`: as truncate()'s.
 template <class Passes = RowPasses>
 BATON_HD inline int log_probs(const float* row, int n, float temperature, std::int32_t chosen,
-                              int top_n, float* chosen_logprob, TopLogprob* top) {
+                              int top_n, float* chosen_logprob, TopLogprob* top,
+                              const KeptSet* known = nullptr) {
   const float t = temperature > 0.0f ? temperature : 1.0f;
-  const float m = scaled_logit(Passes::block(row, 0, n).max, t);
-  double sum = 0.0;
-  Passes::weigh(row, n, t, m, INFINITY, 0, nullptr, nullptr, &sum);  // lists nothing
-  const float lse = m + static_cast<float>(log(sum));
+  const float lse = log_normalizer<Passes>(row, n, t, temperature > 0.0f ? known : nullptr);
   *chosen_logprob = scaled_logit(row[chosen], t) - lse;
   const int count = top_n > 0 ? Passes::top_ranked(row, n, t, top_n, top) : 0;
   for (int k = 0; k < count; ++k) top[k].logprob -= lse;
@@ -265,12 +283,17 @@ struct LogprobsOut {
 template <class Passes = RowPasses>
 BATON_HD inline std::int32_t draw_token(const float* row, int n, const TokenDraw& d,
                                         const SampleScratch& scratch, const LogprobsOut& out = {}) {
-  const double u =
-      d.params.temperature > 0.0f ? sample_uniform(d.seed, d.stream, d.step, d.run) : 0.0;
-  const std::int32_t id = sample_row<Passes>(row, n, d.params, u, scratch);
+  KeptSet kept{};
+  std::int32_t id;
+  if (d.params.temperature > 0.0f) {
+    kept = truncate<Passes>(row, n, d.params, scratch);
+    id = draw(kept, sample_uniform(d.seed, d.stream, d.step, d.run));
+  } else {
+    id = Passes::argmax(row, n);
+  }
   if (id >= 0 && d.top_logprobs >= 0 && out.logprob)
-    *out.n_top =
-        log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob, out.top);
+    *out.n_top = log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob,
+                                   out.top, &kept);
   return id;
 }
 

@@ -83,6 +83,10 @@ struct KeptSet {
   const double* block_mass = nullptr;  ///< [ceil(n / block)]
   int n = 0;
   int block = 0;
+  /// The whole row's weight, sum of sample_exp(z - max_z) over every token as RowPasses::weigh
+  /// sums it, when truncate() computed it (top-p or a dense set without top-k); else 0. The
+  /// log-probabilities' softmax takes it instead of weighing the row again (kernels::log_probs).
+  double row_weight = 0.0;
 };
 
 /// The bound that keeps every token that is not masked.
@@ -119,9 +123,10 @@ namespace detail {
 /// The kept set once dense_kept() found its cut: `block_mass` holds each block's mass above the
 /// band (gather_band), `band` the band's `size` tokens in id order; those ranked at or before
 /// `cut` join their blocks' masses (in id order), and `above` tokens were above the band.
+/// `total`: the row's weight (KeptSet::row_weight).
 BATON_HD inline KeptSet dense_set(const float* row, int n, float t, const SampleScratch& work,
-                                  float m, const Candidate& cut, const Candidate* band, int size,
-                                  int above, int block) {
+                                  float m, double total, const Candidate& cut,
+                                  const Candidate* band, int size, int above, int block) {
   double* block_mass = work.block_masses();
   int count = above;
   for (int k = 0; k < size; ++k)
@@ -130,6 +135,7 @@ BATON_HD inline KeptSet dense_set(const float* row, int n, float t, const Sample
       ++count;
     }
   KeptSet s{cut, m, count};
+  s.row_weight = total;
   s.row = row;
   s.temperature = t;
   s.weights = work.weights;
@@ -201,7 +207,8 @@ BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p
         const int kept = size >= kBinnedSelectionFrom
                              ? select_top_mass_binned(sel, size, rest, work.bins)
                              : select_top_mass(sel, size, rest);
-        return dense_set(row, n, t, work, m, worst_ranked(sel, kept), band, size, above, block);
+        return dense_set(row, n, t, work, m, total, worst_ranked(sel, kept), band, size, above,
+                         block);
       }
     }
   }
@@ -210,12 +217,12 @@ BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p
     const float least = Passes::least_weight(weights, 0, n, floor_w);
     const int size = Passes::gather_band(row, n, t, weights, least, next_weight_up(least), block,
                                          band, block_mass, &above);
-    return dense_set(row, n, t, work, m, worst_ranked(band, size), band, size, above, block);
+    return dense_set(row, n, t, work, m, total, worst_ranked(band, size), band, size, above, block);
   }
   // Every token not masked is kept: each block's mass is all its weights (the band is empty).
   const float lightest = next_weight_up(0.0f);
   Passes::gather_band(row, n, t, weights, lightest, lightest, block, band, block_mass, &above);
-  return dense_set(row, n, t, work, m, keep_all(), band, 0, finite, block);
+  return dense_set(row, n, t, work, m, total, keep_all(), band, 0, finite, block);
 }
 
 }  // namespace detail

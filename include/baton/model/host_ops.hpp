@@ -22,6 +22,7 @@
 #include "baton/backend/host_attention.hpp"
 #include "baton/backend/host_parallel.hpp"
 #include "baton/backend/host_sample.hpp"
+#include "baton/backend/host_sample_avx512.hpp"
 #include "baton/core/model_config.hpp"
 #include "baton/io/lora_target.hpp"
 #include "baton/kernels/argmax.hpp"
@@ -230,12 +231,14 @@ struct BackendOps<host> {
   static void for_each_row(Workspace<host>& ws, long n, F&& f) {
     host_ops::parallel_for(ws.extras.context, n, n > 1, f);
   }
-  /// kernels::draw_token with the passes over the row on vectors where the CPU has AVX2 (the
-  /// same token and log-probabilities, the exact argmax at temperature 0); the Decoder's
-  /// sampler calls it (Sampler::TokenDrawer).
+  /// kernels::draw_token with the passes over the row on vectors where the CPU has AVX-512 or
+  /// AVX2 (the same token and log-probabilities, the exact argmax at temperature 0); the
+  /// Decoder's sampler calls it (Sampler::TokenDrawer).
   static std::int32_t draw_token(const float* row, int n, const kernels::TokenDraw& d,
                                  const kernels::SampleScratch& scratch,
                                  const kernels::LogprobsOut& out) {
+    if (host_simd::sample_passes_on_avx512())
+      return kernels::draw_token<host_simd::Avx512RowPasses>(row, n, d, scratch, out);
     return host_simd::sample_passes_on_avx2()
                ? kernels::draw_token<host_simd::Avx2RowPasses>(row, n, d, scratch, out)
                : kernels::draw_token(row, n, d, scratch, out);
