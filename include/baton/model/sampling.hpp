@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -121,8 +122,12 @@ class Sampler {
   Sampler(const SamplingOptions& options, int vocab, int max_new) : opt_(&options) {
     if (options.plain_greedy()) return;
     if (options.params.temperature > 0.0f) {
-      scratch_.resize(static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
-      weights_.resize(static_cast<std::size_t>(vocab));
+      // Allocated, not written: at a vocabulary of 152k the candidates take 3.6 MB, of which a
+      // draw writes the kept list and a band (thousands), so a generation's start costs no
+      // pass over them and the pages never written stay unmapped.
+      scratch_ = std::make_unique_for_overwrite<kernels::Candidate[]>(
+          static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
+      weights_ = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(vocab));
       bins_.resize(kernels::kSampleBins);
     }
     if (options.penalized()) {
@@ -180,15 +185,15 @@ class Sampler {
   StepChoice draw_from(std::span<const float> row, int step, TokenDrawer draw) {
     StepChoice c;
     c.id = draw(row.data(), static_cast<int>(row.size()), opt_->draw(step),
-                {scratch_.data(), weights_.data(), bins_.data()},
+                {scratch_.get(), weights_.get(), bins_.data()},
                 {&c.logprobs.logprob, c.logprobs.top.data(), &c.logprobs.n_top});
     if (c.id >= 0 && opt_->logprobs) c.logprobs.id = c.id;
     return c;
   }
 
   const SamplingOptions* opt_ = nullptr;
-  std::vector<kernels::Candidate> scratch_;
-  std::vector<float> weights_;            ///< [vocab]: a wide kept set's weights
+  std::unique_ptr<kernels::Candidate[]> scratch_;  ///< [sample_scratch_size(vocab)]
+  std::unique_ptr<float[]> weights_;               ///< [vocab]: a wide kept set's weights
   std::vector<double> bins_;              ///< [kSampleBins]
   std::vector<kernels::SeenToken> seen_;  ///< [max_new]: the distinct accepted ids, counted
   std::vector<std::int32_t> window_;      ///< the last repeat_last_n accepted tokens (a ring)
