@@ -194,7 +194,7 @@ class Sampler {
   const SamplingOptions* opt_ = nullptr;
   std::unique_ptr<kernels::Candidate[]> scratch_;  ///< [sample_scratch_size(vocab)]
   std::unique_ptr<float[]> weights_;               ///< [vocab]: a wide kept set's weights
-  std::vector<double> bins_;              ///< [kSampleBins]
+  std::vector<double> bins_;                       ///< [kSampleBins]
   std::vector<kernels::SeenToken> seen_;  ///< [max_new]: the distinct accepted ids, counted
   std::vector<std::int32_t> window_;      ///< the last repeat_last_n accepted tokens (a ring)
   kernels::PenaltyCursor counted_;        ///< how much of both is filled
