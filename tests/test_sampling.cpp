@@ -26,6 +26,14 @@
 //   the argmax returning the last of the tied maxima                 -> the argmax differs
 //   the block's finite count one too high past 8 entries            -> top-p's bound, the lists
 //                                                                      differ
+// The AVX-512 passes and the log-probabilities' reuse (2026-12-07):
+//   each vector's high half added to the lanes before its low half  -> the totals differ
+//   the band's "at least high" taken as > (AVX-512, and AVX2)       -> caught only once the band
+//                                                                      gather is checked with
+//                                                                      bounds at the row's own
+//                                                                      (tied) weights
+//   AVX2's least weight taking > floor instead of >=                -> the least weights differ
+//   top-p over top-k handing its renormalized sum to the log-probs -> the reuse check fails
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -432,6 +440,37 @@ void check_vector_passes() {
                    std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].w) ==
                        std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].w);
           CHECK(same);
+          // The band gather and the least weight with bounds at weights of the row itself, so
+          // that tied weights (the rounded rows) sit exactly on them: the same band, counts and
+          // block masses, bit for bit.
+          float low = w1[static_cast<std::size_t>(n / 3)],
+                high = w1[static_cast<std::size_t>(n / 2)];
+          if (low > high) std::swap(low, high);
+          if (low > 0.0f) {
+            const int block = kernels::draw_block_size(n), blocks = (n + block - 1) / block;
+            std::vector<double> mass_want(static_cast<std::size_t>(blocks)),
+                mass_got(mass_want.size());
+            int above_want = -1, above_got = -2;
+            const int g_want =
+                kernels::RowPasses::gather_band(row.data(), n, t, w1.data(), low, high, block,
+                                                s1.data(), mass_want.data(), &above_want);
+            const int g_got = Vec::gather_band(row.data(), n, t, w1.data(), low, high, block,
+                                               s2.data(), mass_got.data(), &above_got);
+            REQUIRE(g_got == g_want);
+            CHECK(above_got == above_want);
+            CHECK(std::memcmp(mass_want.data(), mass_got.data(),
+                              mass_want.size() * sizeof(double)) == 0);
+            bool same_band = true;
+            for (int i = 0; i < g_want; ++i)
+              same_band =
+                  same_band &&
+                  s1[static_cast<std::size_t>(i)].id == s2[static_cast<std::size_t>(i)].id &&
+                  std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].z) ==
+                      std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].z);
+            CHECK(same_band);
+            CHECK(Vec::least_weight(w1.data(), 0, n, low) ==
+                  kernels::RowPasses::least_weight(w1.data(), 0, n, low));
+          }
           // And the log-probabilities: the same sum, list and values, bit for bit.
           const std::int32_t chosen = kernels::argmax(row.data(), n);
           for (const int top_n : {0, 5, 20}) {
