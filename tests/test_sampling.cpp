@@ -349,6 +349,18 @@ TEST_CASE("sample_exp: within 2 ulp of exp on [-87.3, 0], 0 below, 1 at 0") {
   for (float x = -0.35f; x <= 0.0f; x += 1e-3f) CHECK(kernels::sample_exp(x) <= 1.0f);
 }
 
+/// Two log-probability results (the token's, and `count` alternatives) equal bit for bit.
+void check_same_logprobs(float lp_got, const kernels::TopLogprob* got, int count_got, float lp_want,
+                         const kernels::TopLogprob* want, int count_want) {
+  REQUIRE(count_got == count_want);
+  CHECK(std::bit_cast<std::uint32_t>(lp_got) == std::bit_cast<std::uint32_t>(lp_want));
+  for (int k = 0; k < count_want; ++k) {
+    CHECK(got[k].id == want[k].id);
+    CHECK(std::bit_cast<std::uint32_t>(got[k].logprob) ==
+          std::bit_cast<std::uint32_t>(want[k].logprob));
+  }
+}
+
 // The host's vector passes (backend/host_sample.hpp, host_sample_avx512.hpp) against
 // kernels::RowPasses: the argmax, every field of the kept set and its list, and the token drawn,
 // on rows with masks, ties, signed zeros, peaks, NaN and +Inf, at lengths around the vector
@@ -481,13 +493,7 @@ void check_vector_passes() {
                 kernels::log_probs(row.data(), n, t, chosen, top_n, &lp_want, top_want);
             const int k_got =
                 kernels::log_probs<Vec>(row.data(), n, t, chosen, top_n, &lp_got, top_got);
-            REQUIRE(k_got == k_want);
-            CHECK(std::bit_cast<std::uint32_t>(lp_got) == std::bit_cast<std::uint32_t>(lp_want));
-            for (int k = 0; k < k_want; ++k) {
-              CHECK(top_got[k].id == top_want[k].id);
-              CHECK(std::bit_cast<std::uint32_t>(top_got[k].logprob) ==
-                    std::bit_cast<std::uint32_t>(top_want[k].logprob));
-            }
+            check_same_logprobs(lp_got, top_got, k_got, lp_want, top_want, k_want);
           }
         }
       }
@@ -680,13 +686,7 @@ TEST_CASE("a draw's log-probabilities reuse its weighing bit for bit, and only i
             kernels::draw_token<P>(row.data(), n, d, scratch, {&lp, top, &n_top});
         REQUIRE(id >= 0);
         const int k_alone = kernels::log_probs<P>(row.data(), n, q.t, id, 5, &lp_alone, top_alone);
-        REQUIRE(n_top == k_alone);
-        CHECK(std::bit_cast<std::uint32_t>(lp) == std::bit_cast<std::uint32_t>(lp_alone));
-        for (int k = 0; k < k_alone; ++k) {
-          CHECK(top[k].id == top_alone[k].id);
-          CHECK(std::bit_cast<std::uint32_t>(top[k].logprob) ==
-                std::bit_cast<std::uint32_t>(top_alone[k].logprob));
-        }
+        check_same_logprobs(lp, top, n_top, lp_alone, top_alone, k_alone);
         ++runs;
       };
       check(kernels::RowPasses{});

@@ -215,12 +215,15 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
 
 /// The sampling step's choice from `row` (logit_bias and penalties already applied): the exact
 /// argmax at temperature 0, else a draw with `u` from the truncated distribution. -1 when no
-/// token may be chosen (a NaN or +Inf logit, or every token masked).
+/// token may be chosen (a NaN or +Inf logit, or every token masked). `kept`, when given,
+/// receives the truncation (left as it is at temperature 0).
 template <class Passes = RowPasses>
 BATON_HD inline std::int32_t sample_row(const float* row, int n, const SampleParams& p, double u,
-                                        const SampleScratch& scratch) {
+                                        const SampleScratch& scratch, KeptSet* kept = nullptr) {
   if (p.temperature <= 0.0f) return Passes::argmax(row, n);
-  return draw(truncate<Passes>(row, n, p, scratch), u);
+  const KeptSet s = truncate<Passes>(row, n, p, scratch);
+  if (kept) *kept = s;
+  return draw(s, u);
 }
 
 /// The softmax's log-normalizer at temperature `t` over the row: max z plus log of the weights'
@@ -283,14 +286,10 @@ struct LogprobsOut {
 template <class Passes = RowPasses>
 BATON_HD inline std::int32_t draw_token(const float* row, int n, const TokenDraw& d,
                                         const SampleScratch& scratch, const LogprobsOut& out = {}) {
-  KeptSet kept{};
-  std::int32_t id;
-  if (d.params.temperature > 0.0f) {
-    kept = truncate<Passes>(row, n, d.params, scratch);
-    id = draw(kept, sample_uniform(d.seed, d.stream, d.step, d.run));
-  } else {
-    id = Passes::argmax(row, n);
-  }
+  const double u =
+      d.params.temperature > 0.0f ? sample_uniform(d.seed, d.stream, d.step, d.run) : 0.0;
+  KeptSet kept{};  // its row weight, for the log-probabilities (0 at temperature 0: none)
+  const std::int32_t id = sample_row<Passes>(row, n, d.params, u, scratch, &kept);
   if (id >= 0 && d.top_logprobs >= 0 && out.logprob)
     *out.n_top = log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob,
                                    out.top, &kept);
