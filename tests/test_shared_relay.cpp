@@ -208,6 +208,40 @@ TEST_CASE("a slot reading the shared sequence never writes it and refuses once i
   }
 }
 
+TEST_CASE("a choice's slot forks onto its own copy of the shared sequence (fork_onto_copy)") {
+  ActivatedFixture f("shared_fork");
+  SharedSeq sh = f.make_shared_sequence();
+  auto s0 = activated_stage(f, 0, 6);
+  s0.read_shared(sh);
+  sh.prewarm();
+  s0.prewarm();
+  const auto at = [](int slot) { return KvTarget::in_slot(slot); };
+  sh.begin(concat({{60}, kAsk, {61}}), 0);
+  sh.fork(0, 1);
+  CHECK(Ids(sh.ids(1).begin(), sh.ids(1).end()) == opening_sequence());
+  CHECK(sh.cache().position(at(1)) == sh.cache().position(at(0)));
+
+  auto a = s0.begin(kInvocation[0], 0, 0);  // slot 0 reads shared slot 0
+  CHECK(s0.step(a));
+  auto& cache = s0.cache_for_batch();
+  EXPECT_ERROR(usage_error, cache.fork_onto_copy(0, 1), "does not read a copy");  // not linked
+  cache.rewind_onto(1, sh.cache(), 1);
+  cache.fork_onto_copy(0, 1);
+  CHECK(cache.position(at(1)) == cache.position(at(0)));
+  CHECK(cache.tail_start(1) == cache.tail_start(0));
+  EXPECT_ERROR(usage_error, cache.fork_onto_copy(0, 1), "has a tail already");
+
+  // The first choice's shared slot moves on (its turn): its own slot may not write any more,
+  // the copy's may; a plain fork would have linked the copy to the moved slot.
+  sh.append_turn(kInvocation[0], Ids{1}, 0);
+  CHECK_THROWS_AS(s0.step(a), position_error);
+  CHECK_NOTHROW(cache.check_write(at(1), cache.position(at(1)), 1));
+  cache.rewind_onto(1, sh.cache(), 1);
+  EXPECT_ERROR(position_error, cache.fork_onto_copy(0, 1), "has moved");
+  cache.fork(0, 1);
+  CHECK_THROWS_AS(cache.check_write(at(1), cache.position(at(1)), 1), position_error);
+}
+
 TEST_CASE("shared-sequence wiring and requests that cannot be served are refused") {
   ActivatedFixture f("shared_wiring");
   SharedSeq sh = f.make_shared_sequence();
@@ -290,21 +324,31 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
     for (std::size_t j = 0; j < r->runs.size(); ++j) CHECK(r->runs[j].ids == alone[k].runs[j].ids);
     CHECK(r->shared_tokens == alone[k].shared_tokens);
   }
-  // n choices on a shared sequence: each is its own request (no fork of a slot that reads the
-  // sequence), choice c the request on its streams shifted by c x 3 (the relay's stages).
+  // n choices on a shared sequence: choice c is the request on its streams shifted by c x 3
+  // (the relay's stages), and the opening and the first stage's prompt went through the model
+  // once (each choice's shared slot a copy of the first's, its stage slot forked onto it).
   RequestOptions sampled;
   sampled.own.sampling = SamplingOptions{};
   sampled.own.sampling->params.temperature = 1.5f;
   sampled.own.sampling->seed = 5;
   sampled.own.sampling->stream = 1;
-  const std::vector<Ticket> choices = sched.submit_choices(kAsk, sampled, 2);
+  const auto tokens_to_idle = [&] {
+    long long n = 0;
+    while (!sched.idle()) n += sched.step().tokens;
+    return n;
+  };
   std::vector<Ticket> each;
+  long long each_tokens = 0;
   for (std::uint64_t c = 0; c < 2; ++c) {
     RequestOptions o = sampled;
     o.own.sampling->stream += c * 3;
     each.push_back(sched.submit(kAsk, o));
+    each_tokens += tokens_to_idle();
   }
-  sched.run();
+  const std::vector<Ticket> choices = sched.submit_choices(kAsk, sampled, 2);
+  const long long choice_tokens = tokens_to_idle();
+  const long long once = 9 + static_cast<long long>(kInvocation[0].size());  // 60, kAsk, 61
+  CHECK(choice_tokens == each_tokens - once);
   std::vector<std::vector<Ids>> choice_ids;
   for (std::size_t c = 0; c < 2; ++c) {
     CAPTURE(c);
@@ -313,6 +357,8 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
     REQUIRE(got.has_value());
     REQUIRE(want.has_value());
     REQUIRE(got->runs.size() == want->runs.size());
+    CHECK(got->shared_tokens == want->shared_tokens);
+    CHECK(got->prefill_tokens() == want->prefill_tokens());
     choice_ids.emplace_back();
     for (std::size_t j = 0; j < got->runs.size(); ++j) {
       CHECK(got->runs[j].ids == want->runs[j].ids);
@@ -320,6 +366,23 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
     }
   }
   CHECK(choice_ids[0] != choice_ids[1]);  // the choices really drew differently
+
+  // The first choice cancelled after k steps: the second goes on alone, from wherever the
+  // fork had got to (its shared slot taken but not yet a copy, or its slots forked), and
+  // still gives its ids.
+  for (int k = 0; k <= 4; ++k) {
+    CAPTURE(k);
+    const std::vector<Ticket> two = sched.submit_choices(kAsk, sampled, 2);
+    for (int i = 0; i < k; ++i) sched.step();
+    sched.cancel(two[0]);
+    sched.run();
+    CHECK(sched.take(two[0])->verdict == Verdict::error);
+    const auto second = sched.take(two[1]);
+    REQUIRE(second.has_value());
+    REQUIRE(second->runs.size() == choice_ids[1].size());
+    for (std::size_t j = 0; j < second->runs.size(); ++j)
+      CHECK(second->runs[j].ids == choice_ids[1][j]);
+  }
 
   // A request that fails (an id outside the vocabulary) ends alone and frees its shared slot.
   const Ticket bad = sched.submit({11, 999});

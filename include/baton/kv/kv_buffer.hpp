@@ -13,7 +13,8 @@
 ///     shared sequence of a relay of activated adapters (relay/shared_sequence.hpp): the slot
 ///     then reads that buffer's prefix and slot `s` (never writing them) before its own tail;
 ///   - fork(from, to): slot `to` becomes a copy of slot `from` (its tail's K/V, position and
-///     link): `n` choices of one request share its prefill this way.
+///     link): `n` choices of one request share its prefill this way; fork_onto_copy(from, to)
+///     the same for a slot that reads its own copy of `from`'s shared slot, keeping its link.
 /// Every forward calls check_write() before its first write: the caller's expected position
 /// must equal the real one and the tokens must fit, or a baton::error is thrown and nothing
 /// is written. A slot reading a shared sequence is also checked against it: if the shared
@@ -162,40 +163,36 @@ class KvBuffer {
   }
 
   /// Makes slot `to` a copy of slot `from`: the K/V of its tail's positions (the prefix is
-  /// shared already), its position and its shared-sequence link. Only the positions written so
-  /// far are copied, a run per head (or one run, for a layout that keeps heads together).
+  /// shared already), its position and its shared-sequence link.
   void fork(int from, int to) {
-    const int f = check_slot(KvTarget::in_slot(from));
-    const int t = check_slot(KvTarget::in_slot(to));
-    BATON_CHECK(f != t, usage_error, "KvBuffer: slot ", from, " cannot be forked onto itself");
-    BATON_CHECK(frozen_ && slot_pos_[f] != kNotStarted, usage_error, "KvBuffer: slot ", from,
-                " holds no request to fork");
-    const int used = slot_pos_[f] - tail_start(from);
-    if (used > 0) {
-      const std::size_t e = block_elems(shape_.tail_capacity);
-      // Each head's positions [0, used) as [begin, end) in a block, overlapping runs merged.
-      std::vector<std::pair<std::size_t, std::size_t>> runs;
-      for (int h = 0; h < kv_heads_; ++h) {
-        const std::size_t b = L::offset(h, 0, shape_.tail_capacity, kv_heads_);
-        runs.emplace_back(b, L::offset(h, used - 1, shape_.tail_capacity, kv_heads_) + L::head_dim);
-      }
-      std::sort(runs.begin(), runs.end());
-      std::vector<std::pair<std::size_t, std::size_t>> merged;
-      for (const auto& r : runs) {
-        if (!merged.empty() && r.first <= merged.back().second)
-          merged.back().second = std::max(merged.back().second, r.second);
-        else
-          merged.push_back(r);
-      }
-      // K then V of every layer: 2 * layers blocks of e elements per slot (tail_block).
-      const std::size_t from_base = static_cast<std::size_t>(f) * layers_ * 2 * e;
-      const std::size_t to_base = static_cast<std::size_t>(t) * layers_ * 2 * e;
-      for (std::size_t block = 0; block < 2 * static_cast<std::size_t>(layers_); ++block)
-        for (const auto& [b, end] : merged)
-          B::copy_within(tail_mem_, to_base + block * e + b, from_base + block * e + b, end - b);
-    }
+    const auto [f, t] = check_fork(from, to);
+    copy_tail(f, t);
     slot_pos_[t] = slot_pos_[f];
     links_[static_cast<std::size_t>(t)] = links_[static_cast<std::size_t>(f)];
+    ++epochs_[static_cast<std::size_t>(t)];
+  }
+
+  /// fork() for slots that read a shared sequence, each its own copy of it (the n choices of
+  /// one request on a relay of activated adapters: SharedSequence::fork copied `from`'s shared
+  /// slot, and `to` was rewound onto the copy). `to` takes `from`'s tail and position and keeps
+  /// its own link, so it never reads `from`'s shared slot, which moves on with `from`'s
+  /// request. Both must read the same buffer's slots, linked at the same length, `from`'s
+  /// shared slot not moved since, and `to` must be empty.
+  void fork_onto_copy(int from, int to) {
+    const auto [f, t] = check_fork(from, to);
+    const Link& lf = links_[static_cast<std::size_t>(f)];
+    const Link& lt = links_[static_cast<std::size_t>(t)];
+    BATON_CHECK(lf.shared && lt.shared == lf.shared && lt.length == lf.length, usage_error,
+                "KvBuffer: slot ", to, " does not read a copy of slot ", from,
+                "'s shared sequence (fork_onto_copy needs both linked to the same buffer at the "
+                "same length)");
+    BATON_CHECK(slot_pos_[t] == lt.length, usage_error, "KvBuffer: slot ", to,
+                " has a tail already; fork_onto_copy needs it just rewound onto its copy");
+    BATON_CHECK(lf.shared->epochs_[static_cast<std::size_t>(lf.slot)] == lf.epoch, position_error,
+                "KvBuffer: slot ", from, "'s shared slot ", lf.slot,
+                " has moved since it was linked; its tail is no copy source any more");
+    copy_tail(f, t);
+    slot_pos_[t] = slot_pos_[f];
     ++epochs_[static_cast<std::size_t>(t)];
   }
 
@@ -268,6 +265,44 @@ class KvBuffer {
   }
 
  private:
+  /// fork()'s checks: two different slots, `from` holding a request. Returns both indices.
+  std::pair<int, int> check_fork(int from, int to) const {
+    const int f = check_slot(KvTarget::in_slot(from));
+    const int t = check_slot(KvTarget::in_slot(to));
+    BATON_CHECK(f != t, usage_error, "KvBuffer: slot ", from, " cannot be forked onto itself");
+    BATON_CHECK(frozen_ && slot_pos_[f] != kNotStarted, usage_error, "KvBuffer: slot ", from,
+                " holds no request to fork");
+    return {f, t};
+  }
+  /// Copies the K/V of slot f's tail positions written so far into slot t's tail, a run per
+  /// head (or one run, for a layout that keeps heads together).
+  void copy_tail(int f, int t) {
+    const int used = slot_pos_[f] - tail_start(f);
+    if (used > 0) {
+      const std::size_t e = block_elems(shape_.tail_capacity);
+      // Each head's positions [0, used) as [begin, end) in a block, overlapping runs merged.
+      std::vector<std::pair<std::size_t, std::size_t>> runs;
+      for (int h = 0; h < kv_heads_; ++h) {
+        const std::size_t b = L::offset(h, 0, shape_.tail_capacity, kv_heads_);
+        runs.emplace_back(b, L::offset(h, used - 1, shape_.tail_capacity, kv_heads_) + L::head_dim);
+      }
+      std::sort(runs.begin(), runs.end());
+      std::vector<std::pair<std::size_t, std::size_t>> merged;
+      for (const auto& r : runs) {
+        if (!merged.empty() && r.first <= merged.back().second)
+          merged.back().second = std::max(merged.back().second, r.second);
+        else
+          merged.push_back(r);
+      }
+      // K then V of every layer: 2 * layers blocks of e elements per slot (tail_block).
+      const std::size_t from_base = static_cast<std::size_t>(f) * layers_ * 2 * e;
+      const std::size_t to_base = static_cast<std::size_t>(t) * layers_ * 2 * e;
+      for (std::size_t block = 0; block < 2 * static_cast<std::size_t>(layers_); ++block)
+        for (const auto& [b, end] : merged)
+          B::copy_within(tail_mem_, to_base + block * e + b, from_base + block * e + b, end - b);
+    }
+  }
+
   std::size_t block_elems(int capacity) const {
     return static_cast<std::size_t>(kv_heads_) * capacity * L::head_dim;
   }

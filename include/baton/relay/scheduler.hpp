@@ -29,8 +29,12 @@
 /// (KvBuffer::fork) and takes the same logits row for its first step. From there each runs on its
 /// own, drawing from its own streams: choice i's are the request's shifted by i x S, S the stages
 /// it runs (1 for an only_stage request), so choice i is exactly the request submitted alone with
-/// that stream (docs/sampling.md). On a relay with a shared sequence the choices are not forked:
-/// each prefills its own shared slot and stage slots (the same streams, so the same ids).
+/// that stream (docs/sampling.md). On a relay with a shared sequence each choice also holds a
+/// shared slot of its own, taken with the first's: the first's opening goes through the base
+/// once, and each other choice's shared slot becomes a copy of it (SharedSequence::fork) before
+/// its stage slot is rewound onto that copy; at the end of the first stage's prompt the stage
+/// slots fork as above, each keeping its own copy (KvBuffer::fork_onto_copy), where its later
+/// turns go.
 ///
 /// A relay whose stages read a shared sequence (activated adapters: relay/shared_sequence.hpp)
 /// holds one of its slots per request, from admission to the end: the request's opening and each
@@ -211,10 +215,10 @@ class RelayScheduler final : public BatchedRelay {
     return submit_choices(std::move(request), std::move(options), 1).front();
   }
 
-  /// submit() for `n` choices (1..slots of the stage they start on): usage_error beyond. Choice
-  /// c draws from the request's streams shifted by c x (runs of the relay). On a relay with a
-  /// shared sequence each choice is its own request (its own shared slot and prefill: a slot
-  /// that reads a sequence is not forked), with the same streams, so the same ids.
+  /// submit() for `n` choices (1..slots of the stage they start on, and of the shared sequence
+  /// on a relay with one): usage_error beyond. Choice c draws from the request's streams
+  /// shifted by c x (runs of the relay). Its first prompt, and on a relay with a shared
+  /// sequence its opening, go through the model once (see the file comment).
   std::vector<Ticket> submit_choices(std::vector<std::int32_t> request, RequestOptions options,
                                      int choices) override {
     const int n = static_cast<int>(stages_.size());
@@ -242,6 +246,10 @@ class RelayScheduler final : public BatchedRelay {
                 " choices of one request; its first stage '",
                 stages_[static_cast<std::size_t>(first)]->name(), "' runs at most ", first_slots,
                 " at once (its slots), and the choices start together");
+    BATON_CHECK(shared_ == nullptr || choices <= shared_->slots(), usage_error,
+                "RelayScheduler: ", choices,
+                " choices of one request; the relay's shared sequence holds at most ",
+                shared_->slots(), " requests at once (its slots), and the choices start together");
     BATON_CHECK(static_cast<int>(live_.size()) + choices <= opt_.max_queue, capacity_error,
                 "RelayScheduler: the queue is full (", opt_.max_queue,
                 " requests not yet finished); retry after some finish");
@@ -261,7 +269,7 @@ class RelayScheduler final : public BatchedRelay {
       r->stream_shift = static_cast<std::uint64_t>(c) * static_cast<std::uint64_t>(runs);
       if (c == 0) {
         leader = r.get();
-      } else if (shared_ == nullptr) {
+      } else {
         r->fork_state = Fork::awaiting_admission;
         leader->forks.push_back(t);
       }
@@ -475,16 +483,17 @@ class RelayScheduler final : public BatchedRelay {
   /// after them takes a slot of that stage (they would wait for ever behind single requests).
   void admit() {
     held_.assign(stages_.size(), 0);  // sized once: a step allocates nothing here
+    bool held_shared = false;         // the same for the shared sequence's free slots
     for (Request* r : order_) {
       if (r->done || r->session || r->fork_state == Fork::awaiting_admission) continue;
-      if (shared_ && !admit_shared(r)) continue;
-      const int i = r->options.only_stage >= 0 ? r->options.only_stage : r->cursor.stage();
-      auto& free = free_[static_cast<std::size_t>(i)];
       std::vector<Request*> forks;
       for (const Ticket t : r->forks) {
         const auto it = live_.find(t);
         if (it != live_.end() && !it->second->done) forks.push_back(it->second.get());
       }
+      if (shared_ && !admit_shared(r, forks, held_shared)) continue;
+      const int i = r->options.only_stage >= 0 ? r->options.only_stage : r->cursor.stage();
+      auto& free = free_[static_cast<std::size_t>(i)];
       char& held = held_[static_cast<std::size_t>(i)];
       if (held || free.size() < 1 + forks.size()) {
         held = held || !forks.empty();
@@ -492,6 +501,7 @@ class RelayScheduler final : public BatchedRelay {
       }
       if (!open_run(r, i)) continue;  // fail() let its choices go on alone
       for (Request* f : forks) {
+        if (shared_ && !guard(f, [&] { copy_opening(r, f); })) continue;
         if (!open_run(f, i)) continue;
         f->fork_state = Fork::awaiting_prompt;
       }
@@ -545,25 +555,47 @@ class RelayScheduler final : public BatchedRelay {
   }
 
   /// A relay with a shared sequence: whether `r` may start its next stage now. A new request
-  /// first takes a free shared slot (rewound, its opening queued); a request whose opening or
-  /// last turn is still being appended waits for it.
-  bool admit_shared(Request* r) {
-    if (r->shared_slot < 0) {
-      if (free_shared_.empty()) return false;
-      const int ss = free_shared_.back();
-      const bool ok = guard(r, [&] {
-        shared_->cache_for_batch().rewind(ss);
-        shared_->restart(ss);
-        r->shared_input = r->cursor.assemble(shared_->opening());
-        r->shared_in = 0;
-      });
-      if (!ok) return false;
-      free_shared_.pop_back();
-      r->shared_slot = ss;
-      ++events_;
-      return false;  // its opening goes first
+  /// first takes a free shared slot (rewound, its opening queued), and one for each of its
+  /// later choices `forks` (their copies of its opening, made at their admission); while too
+  /// few are free, nothing after it takes one (`held`). A request whose opening or last turn is
+  /// still being appended waits for it.
+  bool admit_shared(Request* r, const std::vector<Request*>& forks, bool& held) {
+    if (r->shared_slot >= 0) return r->shared_in >= r->shared_input.size();
+    if (held || free_shared_.size() < 1 + forks.size()) {
+      held = held || !forks.empty();
+      return false;
     }
-    return r->shared_in >= r->shared_input.size();
+    for (Request* f : forks) {
+      f->shared_slot = free_shared_.back();
+      free_shared_.pop_back();
+    }
+    begin_opening(r);
+    return false;  // its opening goes first
+  }
+
+  /// Starts `r`'s request on a free shared slot: rewound, its opening queued for the base.
+  void begin_opening(Request* r) {
+    if (r->shared_slot < 0) {
+      r->shared_slot = free_shared_.back();
+      free_shared_.pop_back();
+    }
+    const int ss = r->shared_slot;
+    guard(r, [&] {  // a failure frees the slot with r (complete)
+      shared_->cache_for_batch().rewind(ss);
+      shared_->restart(ss);
+      r->shared_input = r->cursor.assemble(shared_->opening());
+      r->shared_in = 0;
+    });
+    ++events_;
+  }
+
+  /// A later choice `f` of `r`, admitted with it: its shared slot becomes a copy of r's, whose
+  /// opening is in, and counts that opening as its own (as it would alone).
+  void copy_opening(const Request* r, Request* f) {
+    shared_->fork(r->shared_slot, f->shared_slot);
+    f->shared_input = r->shared_input;
+    f->shared_in = f->shared_input.size();
+    f->cursor.result().shared_tokens = r->cursor.result().shared_tokens;
   }
 
   /// Adds `r`'s row, after the forward's own checks on it alone (a bad row fails `r` only).
@@ -739,7 +771,13 @@ class RelayScheduler final : public BatchedRelay {
           f->adapter_from != r->adapter_from)
         continue;
       if (!guard(f, [&] {
-            stages_[static_cast<std::size_t>(r->stage)]->cache_for_batch().fork(r->slot, f->slot);
+            StageT& st = *stages_[static_cast<std::size_t>(r->stage)];
+            auto& cache = st.cache_for_batch();
+            // A slot reading the shared sequence reads the choice's own copy of it.
+            if (st.shared_sequence())
+              cache.fork_onto_copy(r->slot, f->slot);
+            else
+              cache.fork(r->slot, f->slot);
           }))
         continue;
       f->prefilled = static_cast<int>(f->input.size());
@@ -801,10 +839,15 @@ class RelayScheduler final : public BatchedRelay {
 
   void fail(Request* r, std::string message) {
     if (r->done) return;
-    // Its later choices, waiting to be admitted with it or for its prompt, go on alone.
+    // Its later choices, waiting to be admitted with it or for its prompt, go on alone: one
+    // that holds a shared slot and no copy of r's opening yet starts its own opening there.
     for (const Ticket t : std::exchange(r->forks, {})) {
       const auto it = live_.find(t);
-      if (it != live_.end()) it->second->fork_state = Fork::none;
+      if (it == live_.end() || it->second->done) continue;
+      Request* f = it->second.get();
+      const bool opening_due = f->fork_state == Fork::awaiting_admission && f->shared_slot >= 0;
+      f->fork_state = Fork::none;
+      if (opening_due) begin_opening(f);
     }
     if (r->session) {
       r->run.ms = std::chrono::duration<double, std::milli>(clock::now() - r->stage_t0).count();

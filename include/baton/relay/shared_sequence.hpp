@@ -13,7 +13,8 @@
 /// appended here by the base, where the next stage finds it.
 ///
 /// Life of one request on `slot`: begin() rewinds the slot to the common prefix and appends the
-/// opening; append() adds a turn; the next begin() on the slot rewinds it. Between those it is
+/// opening (or fork() copies another slot's, for another choice of the same request); append()
+/// adds a turn; the next begin() on the slot rewinds it. Between those it is
 /// append-only: nothing else writes it, and a stage slot that read it refuses to write once it
 /// moved (KvBuffer::check_write). The pre-warmed prefix is never written by a request.
 #pragma once
@@ -155,6 +156,13 @@ class SharedSequence final : public SharedSequenceBase<typename Model::backend> 
   const Slice& base_slice() const { return base_; }
   /// The batch scheduler rewound `slot` itself (KvBuffer::rewind): its ids back to the prefix.
   void restart(int slot) { at(slot).assign(prefix_.begin(), prefix_.end()); }
+  /// Makes slot `to` a copy of slot `from` (its K/V and ids): the n choices of one request
+  /// share its opening this way, each then appending its own turns to its own slot.
+  void fork(int from, int to) {
+    std::vector<std::int32_t>& held = at(to);
+    cache_.fork(from, to);
+    held = at(from);
+  }
   /// Records `tokens` as appended to `slot` by a caller that ran their forward itself (the
   /// batch scheduler), so ids() stays the sequence's tokens.
   void appended(int slot, std::span<const std::int32_t> tokens) {
