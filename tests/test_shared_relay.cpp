@@ -367,14 +367,15 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
   }
   CHECK(choice_ids[0] != choice_ids[1]);  // the choices really drew differently
 
-  // The first choice cancelled after k steps: the second goes on alone, from wherever the
-  // fork had got to (its shared slot taken but not yet a copy, or its slots forked), and
-  // still gives its ids.
+  // The first choice cancelled after k steps, and another request then taking its shared
+  // slot: the second choice goes on alone, from wherever the fork had got to (its shared slot
+  // taken but not yet a copy, or its slots forked onto its copy), and still gives its ids.
   for (int k = 0; k <= 4; ++k) {
     CAPTURE(k);
     const std::vector<Ticket> two = sched.submit_choices(kAsk, sampled, 2);
     for (int i = 0; i < k; ++i) sched.step();
     sched.cancel(two[0]);
+    const Ticket other = sched.submit(kAsk);
     sched.run();
     CHECK(sched.take(two[0])->verdict == Verdict::error);
     const auto second = sched.take(two[1]);
@@ -382,6 +383,11 @@ TEST_CASE("the batch scheduler: requests of a relay of activated stages, each as
     REQUIRE(second->runs.size() == choice_ids[1].size());
     for (std::size_t j = 0; j < second->runs.size(); ++j)
       CHECK(second->runs[j].ids == choice_ids[1][j]);
+    const auto third = sched.take(other);
+    REQUIRE(third.has_value());
+    REQUIRE(third->runs.size() == alone[0].runs.size());
+    for (std::size_t j = 0; j < third->runs.size(); ++j)
+      CHECK(third->runs[j].ids == alone[0].runs[j].ids);
   }
 
   // A request that fails (an id outside the vocabulary) ends alone and frees its shared slot.
