@@ -20,6 +20,10 @@
 // (2026-12-06) choices on a shared sequence:
 //   every choice on the request's own streams (stream_shift 0)          -> "really drew
 //   differently"
+// (2026-12-07) choices sharing the opening and first prompt:
+//   each choice prefilling its own opening again (no fork)             -> the token count
+//   the stage slots forked with fork() (reading the first's shared slot) -> the cancel loop
+//   a released choice not starting its own opening                     -> the cancel loop
 #include <doctest/doctest.h>
 
 #include "baton/relay/scheduler.hpp"
