@@ -15,6 +15,17 @@ note() { echo "$*" | tee -a "$summary"; }
 
 note "baton gpu-check, commit $(cat COMMIT 2>/dev/null || echo unknown), $(date -u +%FT%TZ)"
 
+# The programs (cuda-tests/, bin/) and the host libraries baton and decode_bench need (their
+# wrappers put lib/ on the loader's path) travel compressed: python's tarfile unpacks them, so
+# no xz tool is needed here.
+unpack() {
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2" \
+    2>/dev/null || note "$1 could not be unpacked: $3"
+}
+unpack programs.tar.xz . "no program of the bundle will start"
+mkdir -p lib
+unpack hostlibs.tar.xz lib "baton/decode_bench will not start"
+
 # What the machine has, before any step: the GPU and its driver as nvidia-smi sees them, and
 # what the CUDA runtime the programs load says (test_cuda_device --cuda-status: the runtime's
 # status, the driver's and the runtime's CUDA versions, device 0's name and architecture). A
@@ -94,12 +105,6 @@ step() {
     note "FAILED   $name (exit $rc${why:+, $(echo "$why" | cut -c 1-200)}; see $log)"; status=1
   fi
 }
-
-# The host libraries baton and decode_bench need (their wrappers put lib/ on the loader's
-# path): python's tarfile, so no xz tool is needed there.
-mkdir -p lib
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-  hostlibs.tar.xz lib 2>/dev/null || note "hostlibs.tar.xz could not be unpacked: baton/decode_bench will not start"
 
 # 1. The device tests: every program of tests/cuda (the kernels, the forward on the golden
 #    runs, the device loop and its graph replay, the relay on the device, waits per stage).

@@ -8,7 +8,8 @@
 #       cuda), the golden fixtures and the bundled word-problems model they are compared on,
 #       hf_compare.py, compare_backends.py and run.sh. The test programs need only the CUDA 13
 #       runtime and cuBLAS; baton and decode_bench also run the host backend, whose libraries
-#       (OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz.
+#       (OpenMP, PCRE2, utf8proc and what they need) travel in hostlibs.tar.xz, the programs
+#       themselves in programs.tar.xz (run.sh unpacks both).
 #       Prints the command to run on the GPU machine. Fails if the folder passes 32 MiB (the
 #       device machine's carry takes 64 MiB in all; half stays free for the rest of the tree).
 #   OUT/run.sh                           (on the GPU machine, from that folder) heads
@@ -112,6 +113,10 @@ prepare() {
   done
   tar -cJf "$out/hostlibs.tar.xz" -C "$libs" .
   rm -rf "$libs"
+  # The programs travel compressed too (about a quarter of their size: most of it is the
+  # device code of every kernel); run.sh unpacks them first.
+  tar -cf - -C "$out" bin cuda-tests | xz -T0 -6 >"$out/programs.tar.xz"
+  rm -rf "$out/bin" "$out/cuda-tests"
   local kib
   kib=$(du -sk "$out" | cut -f1)
   if [ "$kib" -gt $((32 * 1024)) ]; then
