@@ -5,8 +5,10 @@
 ///        before-step → forward → logits transform → choose → after-step → accept.
 ///
 /// `Decoder` owns the loop's state (DecodeState: plain data that a device-resident loop can
-/// keep in backend memory) and the step as separate operations; `run()` drives them with
-/// an interceptor chain (intercept/chain.hpp). `greedy_decode`, a relay Stage and
+/// keep in backend memory) and drives the step's phases (kernels::StepPolicy,
+/// kernels/step_policy.hpp: mask, sample, advance, accept, the device loop's too) with the
+/// host's hooks between them; `run()` drives the steps with an interceptor chain
+/// (intercept/chain.hpp). `greedy_decode`, a relay Stage and
 /// `baton generate` all run this one loop: they differ only in the chain and hooks they pass.
 #pragma once
 
@@ -24,6 +26,7 @@
 #include "baton/intercept/chain.hpp"
 #include "baton/intercept/trace.hpp"
 #include "baton/kernels/accept.hpp"
+#include "baton/kernels/step_policy.hpp"
 #include "baton/model/backend_ops.hpp"
 #include "baton/model/device_choice.hpp"
 #include "baton/model/device_loop.hpp"
@@ -116,6 +119,8 @@ class Decoder {
   using step_view = DecodeStepView<logits_view>;
   using chain_type = Chain;
   using branch_type = BranchState<Chain, backend>;
+  /// The step's phases (kernels/step_policy.hpp), which the device loop's kernels run too.
+  using policy = kernels::StepPolicy<Chain>;
   /// Whether run() can keep the whole loop on the device (model/device_loop.hpp).
   static constexpr bool has_device_loop = HasDeviceLoop<backend>;
 
@@ -226,11 +231,8 @@ class Decoder {
       if (!device_transforms_ && !host_transforms_) return;
       const std::span<float> row = logits_.on_host();
       if constexpr (Chain::alters_on_device && !backend::is_device) {
-        const auto& params = branch_->params();
-        const auto& states = branch_->device_on_host();
-        const int n = static_cast<int>(row.size());
-        for (int id = 0; id < n; ++id)
-          row[id] = Chain::transform_logit(params, states, id, row[id]);
+        policy::mask_row(branch_->params(), &branch_->device_on_host(), row.data(), 0,
+                         static_cast<int>(row.size()));
       }
       if constexpr (Chain::alters_on_host) {
         if (host_transforms_) chain_->transform_logits(branch_->host(), p, row);
@@ -314,8 +316,8 @@ class Decoder {
   /// forward() feeds the token back.
   void accept(std::int32_t token, int stopper = -1) {
     if (state_.done) return;
-    const kernels::Accepted verdict = kernels::accept_step(
-        state_, token, stopper, opt_->stop_ids.data(), static_cast<int>(opt_->stop_ids.size()));
+    const kernels::Accepted verdict = policy::accept(state_, token, stopper, opt_->stop_ids.data(),
+                                                     static_cast<int>(opt_->stop_ids.size()));
     switch (verdict) {
       case kernels::Accepted::invalid:  // choose_step() never returns one: a supplied token
         BATON_FAIL(usage_error, stage_.empty() ? "" : "stage '", stage_,
@@ -416,7 +418,7 @@ class Decoder {
     if (skipped) ++result_.skipped;
 
     if constexpr (Chain::has_device_members && !backend::is_device)
-      stopper = Chain::advance(branch_->params(), branch_->device_on_host(), token);
+      stopper = policy::advance(branch_->params(), &branch_->device_on_host(), token);
     if constexpr (Chain::has_host_members) {
       if (host_hooks_) {
         const StepOutcome outcome{p, token, skipped,

@@ -18,6 +18,7 @@
 #include "baton/core/error.hpp"
 #include "baton/kernels/philox.hpp"
 #include "baton/kernels/sample.hpp"
+#include "baton/kernels/step_policy.hpp"
 
 namespace baton {
 
@@ -154,10 +155,12 @@ class Sampler {
   StepChoice choose(std::span<float> row, int step,
                     TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>) {
     const SamplingOptions& o = *opt_;
-    kernels::apply_logit_bias(row.data(), o.logit_bias.data(),
-                              static_cast<int>(o.logit_bias.size()));
-    kernels::apply_penalties(row.data(), seen_.data(), counted_.n_seen, o.params);
-    return draw_from(row, step, draw);
+    const kernels::SamplerInputs in{o.logit_bias.data(), static_cast<int>(o.logit_bias.size()),
+                                    seen_.data(), counted_.n_seen, o.draw(step)};
+    StepChoice c;
+    c.id = kernels::StepPhases::sample(row.data(), static_cast<int>(row.size()), in, scratch(),
+                                       logprobs_out(c), DrawThrough{draw});
+    return noted(c);
   }
 
   /// choose() for options that do not rewrite the row (no logit_bias, no penalties): the same
@@ -168,7 +171,11 @@ class Sampler {
     BATON_CHECK(opt_->logit_bias.empty() && !opt_->penalized(), usage_error,
                 "Sampler: choose_as_is() with options that rewrite the row (logit_bias, "
                 "penalties)");
-    return draw_from(row, step, draw);
+    StepChoice c;
+    c.id = kernels::StepPhases::sample_as_is(row.data(), static_cast<int>(row.size()),
+                                             opt_->draw(step), scratch(), logprobs_out(c),
+                                             DrawThrough{draw});
+    return noted(c);
   }
 
   /// Counts an accepted token for the penalties (generated tokens only: the prompt never
@@ -181,12 +188,22 @@ class Sampler {
   }
 
  private:
-  /// Step `step`'s draw from `row` as it is (SamplingOptions::draw), with its log-probabilities.
-  StepChoice draw_from(std::span<const float> row, int step, TokenDrawer draw) {
-    StepChoice c;
-    c.id = draw(row.data(), static_cast<int>(row.size()), opt_->draw(step),
-                {scratch_.get(), weights_.get(), bins_.data()},
-                {&c.logprobs.logprob, c.logprobs.top.data(), &c.logprobs.n_top});
+  /// A TokenDrawer as the sample phase calls its draw (a pointer: the device compiler does not
+  /// look through it, and the host only ever calls it).
+  struct DrawThrough {
+    TokenDrawer fn;
+    BATON_HD std::int32_t operator()(const float* row, int n, const kernels::TokenDraw& d,
+                                     const kernels::SampleScratch& s,
+                                     const kernels::LogprobsOut& out) const {
+      return fn(row, n, d, s, out);
+    }
+  };
+  kernels::SampleScratch scratch() { return {scratch_.get(), weights_.get(), bins_.data()}; }
+  static kernels::LogprobsOut logprobs_out(StepChoice& c) {
+    return {&c.logprobs.logprob, c.logprobs.top.data(), &c.logprobs.n_top};
+  }
+  /// `c` with its id noted in its log-probabilities when the options ask for them.
+  StepChoice& noted(StepChoice& c) const {
     if (c.id >= 0 && opt_->logprobs) c.logprobs.id = c.id;
     return c;
   }

@@ -19,6 +19,7 @@
 #include "baton/grid/collectives.hpp"
 #include "baton/grid/grid.hpp"
 #include "baton/kernels/argmax.hpp"
+#include "baton/kernels/step_policy.hpp"
 
 namespace baton::kernels {
 
@@ -59,8 +60,8 @@ BATON_HD inline ArgmaxPair slice_best(const grid::ThreadIndex& at, int n, int ch
   return best;
 }
 
-/// Block b reduces entries [b * chunk, min(n, (b + 1) * chunk)) of the row, each as
-/// Chain::transform_logit leaves it, into partials[b].
+/// Block b reduces entries [b * chunk, min(n, (b + 1) * chunk)) of the row, each as the step's
+/// mask phase leaves it (StepPolicy<Chain>::mask), into partials[b].
 template <class Chain>
 struct ArgmaxPartialKernel {
   static constexpr unsigned kThreads = 256;
@@ -98,11 +99,7 @@ struct ArgmaxPartialKernel {
 
  private:
   BATON_HD static float logit(const Args& a, int id) {
-    if constexpr (Chain::alters_on_device) {
-      return Chain::transform_logit(a.params, *a.chain_state, id, a.logits[id]);
-    } else {
-      return a.logits[id];
-    }
+    return StepPolicy<Chain>::mask(a.params, a.chain_state, id, a.logits[id]);
   }
 };
 

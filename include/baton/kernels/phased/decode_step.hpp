@@ -10,8 +10,9 @@
 /// then one block of DecodeStepKernel<Chain> per step:
 ///   phase 0: the argmax of those partials (the host Decoder's rule: largest value, lowest id
 ///            on a tie, -1 for a non-finite winner);
-///   phase 1: thread 0 accepts the id as Decoder::accept does (kernels/accept.hpp's accept_step:
-///            stop ids, interceptor stop, max_new; after the device advance), then writes the
+///   phase 1: thread 0 runs the step's advance and accept phases on the id, as the host Decoder
+///            does (kernels/step_policy.hpp: the chain's device advance, then accept_step's
+///            stop ids, interceptor stop and max_new), then writes the
 ///            descriptor and token id of the forward that feeds it back — after checking the write
 ///            position against the slot's counter. A mismatch writes nothing: it sets the error
 ///            flag and ends the loop, and the host turns the flag into position_error at its one
@@ -30,6 +31,7 @@
 #include "baton/kernels/phased/argmax_split.hpp"
 #include "baton/kernels/phased/descriptor.hpp"
 #include "baton/kernels/sample.hpp"
+#include "baton/kernels/step_policy.hpp"
 
 namespace baton::kernels {
 
@@ -79,13 +81,13 @@ inline constexpr int kLoopDoneWord =
 /// Stop ids a step carries in its arguments (more fall back to the stepped loop).
 inline constexpr int kMaxDeviceStopIds = 16;
 
-/// Accepts `id` into `st` by the host's rule (accept_step; thread 0 of the step, see the file
-/// comment) and stores it after the state. Returns the position the next forward appends `id`
-/// at, or -1 when no forward follows (done, or an error).
+/// Accepts `id` into `st` by the step's accept phase (StepPhases::accept; thread 0 of the step, see
+/// the file comment) and stores it after the state. Returns the position the next forward appends
+/// `id` at, or -1 when no forward follows (done, or an error).
 BATON_HD inline int accept_on_device(DeviceLoopState& st, std::int32_t* ids, std::int32_t id,
                                      int stopper, const std::int32_t* stop_ids, int n_stop) {
   StepState& s = st.step;
-  const Accepted verdict = accept_step(s, id, stopper, stop_ids, n_stop);
+  const Accepted verdict = StepPhases::accept(s, id, stopper, stop_ids, n_stop);
   if (verdict == Accepted::invalid) {
     st.error = kLoopNonFinite;
     st.error_pos = s.origin + s.steps;
@@ -143,10 +145,7 @@ struct DecodeStepKernel {
                          grid::ArgmaxOp{});
     } else if (at.thread == 0 && !state(a).step.done) {
       const std::int32_t id = argmax_id(sh.best.result);
-      int stopper = -1;
-      if constexpr (Chain::has_device_members) {
-        if (id >= 0) stopper = Chain::advance(a.params, *a.chain_state, id);
-      }
+      const int stopper = StepPolicy<Chain>::advance(a.params, a.chain_state, id);
       const int pos =
           accept_on_device(state(a), a.loop + kLoopStateWords, id, stopper, a.stop_ids, a.n_stop);
       if (pos >= 0) {

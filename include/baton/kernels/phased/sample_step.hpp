@@ -29,6 +29,7 @@
 #include "baton/kernels/phased/decode_step.hpp"
 #include "baton/kernels/philox.hpp"
 #include "baton/kernels/sample.hpp"
+#include "baton/kernels/step_policy.hpp"
 
 namespace baton::kernels {
 
@@ -46,8 +47,9 @@ struct LogprobRecord {
 inline constexpr int kLogprobWords = sizeof(LogprobRecord) / sizeof(std::int32_t);
 static_assert(sizeof(LogprobRecord) == kLogprobWords * sizeof(std::int32_t));
 
-/// Rewrites a logits row in place with the chain's device transform_logit, in slices as the
-/// argmax partials read it (argmax_split). Skipped when `*skip` (the loop's done) is set.
+/// Rewrites a logits row in place by the step's mask phase (StepPolicy<Chain>::mask_row), in
+/// slices as the argmax partials read it (argmax_split). Skipped when `*skip` (the loop's done) is
+/// set.
 template <class Chain>
 struct TransformRowKernel {
   static constexpr unsigned kThreads = 256;
@@ -69,8 +71,8 @@ struct TransformRowKernel {
   BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
     if (a.skip && *a.skip) return;
     const grid::SliceRange s = grid::slice_range(a.n, a.chunk, at.block_x);
-    for (int i = s.begin + static_cast<int>(at.thread); i < s.end; i += kThreads)
-      a.logits[i] = Chain::transform_logit(a.params, *a.chain_state, i, a.logits[i]);
+    StepPolicy<Chain>::mask_row(a.params, a.chain_state, a.logits,
+                                s.begin + static_cast<int>(at.thread), s.end, kThreads);
   }
 };
 
@@ -105,18 +107,16 @@ struct SampleChooseKernel {
     if (a.penalized)  // the ids accepted since the last step join the counts
       for (; st.counted < st.step.steps; ++st.counted)
         count_generated(a.counts, st.penalties, ids[st.counted]);
-    apply_logit_bias(a.logits, a.bias, a.n_bias);
-    apply_penalties(a.logits, a.counts.seen, st.penalties.n_seen, a.draw.params);
-    TokenDraw draw = a.draw;
-    draw.step = static_cast<std::uint32_t>(st.step.steps);
+    SamplerInputs in{a.bias, a.n_bias, a.counts.seen, st.penalties.n_seen, a.draw};
+    in.draw.step = static_cast<std::uint32_t>(st.step.steps);
     LogprobsOut out{};  // the step's record, after the ids (room for max_new)
     LogprobRecord* r = nullptr;
-    if (draw.top_logprobs >= 0 && st.step.steps < a.max_new) {
+    if (in.draw.top_logprobs >= 0 && st.step.steps < a.max_new) {
       r = reinterpret_cast<LogprobRecord*>(a.loop + kLoopStateWords + a.max_new +
                                            st.step.steps * kLogprobWords);
       out = {&r->logprob, r->top, &r->n_top};
     }
-    const std::int32_t id = draw_token<RowPasses>(a.logits, a.n, draw, a.scratch, out);
+    const std::int32_t id = StepPhases::sample(a.logits, a.n, in, a.scratch, out);
     if (r && id >= 0) r->id = id;
     *a.pick = ArgmaxPair{id >= 0 ? 0.0f : -INFINITY, id};  // -Inf: argmax_id gives -1
   }
@@ -172,7 +172,7 @@ struct SampleRowsKernel {
         a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kSampleBins)};
     LogprobRecord* rec = r.draw.top_logprobs >= 0 ? &a.records[b] : nullptr;
     const LogprobsOut out = rec ? LogprobsOut{&rec->logprob, rec->top, &rec->n_top} : LogprobsOut{};
-    const std::int32_t id = draw_token<RowPasses>(row, a.n, r.draw, scratch, out);
+    const std::int32_t id = StepPhases::sample_as_is(row, a.n, r.draw, scratch, out);
     a.ids[b] = id;
     if (rec && id >= 0) rec->id = id;
   }
