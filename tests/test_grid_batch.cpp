@@ -18,6 +18,11 @@
 //   each sampled row drawn with step 0's uniform (RowSampling::step)    -> ids differ
 //   every sampled row handed sampled row 0's log-probabilities          -> logprobs differ
 //   sampled rows left to the host (choose_on_device takes greedy only)  -> the wait count fails
+// (2026-12-07) the rows with logit_bias and penalties:
+//   choose_on_device taking only rows that choose from their row as it is -> 0 waits for 58
+//                                                                           choosing steps
+//   SampleRowsKernel drawing from the row as it is, bias and penalties not applied
+//                                                                        -> cycles and ids differ
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -192,10 +197,11 @@ TEST_CASE("host grid: the scheduler's requests equal each request run alone") {
   CHECK(waits <= steps);
 }
 
-TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones") {
-  // extract: the sampler at temperature 0 with log-probabilities; reason: a seeded draw with
-  // top-k, top-p and min-p and log-probabilities; verify: plain greedy. The reference is the
-  // host grid's sequential relay (the device loop's SampleChooseKernel, its own plumbing).
+namespace {
+
+/// extract: the sampler at temperature 0 with log-probabilities; reason: a seeded draw with
+/// top-k, top-p and min-p and log-probabilities; verify: plain greedy.
+std::vector<SamplingOptions> sampled_relay() {
   std::vector<SamplingOptions> sampling(3);
   sampling[0].logprobs = true;
   sampling[0].top_logprobs = 3;
@@ -207,6 +213,14 @@ TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones
   sampling[1].stream = 2;
   sampling[1].logprobs = true;
   sampling[1].top_logprobs = 2;
+  return sampling;
+}
+
+/// Six requests of a relay with stages sampling by `sampling`, batched through the scheduler on
+/// the host grid with random arrivals, against the host grid's sequential relay (the device
+/// loop's SampleChooseKernel, its own plumbing): ids and log-probabilities bit for bit, and
+/// every row chosen on the device (one wait per step that chose).
+void check_sampled_batch(const std::vector<SamplingOptions>& sampling) {
   using World = test::SchedulerWorld<host_grid>;
   World batched(3, 8, sampling), alone(1, 8, sampling), greedy(1);
   const RelayOptions opt = test::scheduler_relay_options();
@@ -278,4 +292,24 @@ TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones
   // chose only sampled rows would have none: measured, 22 waits for 50 such steps.
   CHECK(crowded_steps > 0);
   CHECK(waits == choosing_steps);
+}
+
+}  // namespace
+
+TEST_CASE("host grid: sampled rows are chosen on the device with the greedy ones") {
+  check_sampled_batch(sampled_relay());
+}
+
+TEST_CASE("host grid: rows with logit_bias and penalties are chosen on the device too") {
+  // Each row is rewritten in a copy on the device (its bias entries and penalty counts staged
+  // from kernel arguments); extract's greedy choice with a bias is no longer the plain argmax.
+  std::vector<SamplingOptions> sampling = sampled_relay();
+  sampling[0].logit_bias = {{7, 4.0f}, {100, -100.0f}, {211, 2.5f}};
+  sampling[1].logit_bias = {{13, 3.0f}, {250, 1.5f}};
+  sampling[1].params.repeat_penalty = 1.4f;
+  sampling[1].params.presence_penalty = 0.6f;
+  sampling[1].params.frequency_penalty = 0.3f;
+  sampling[1].repeat_last_n = 6;
+  sampling[2].params.presence_penalty = 1.5f;  // verify: greedy, but penalized
+  check_sampled_batch(sampling);
 }

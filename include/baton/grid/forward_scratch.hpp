@@ -42,6 +42,9 @@ struct GridScratch {
   buffer<double> sample_bins;                    ///< [kSampleBins]: top-p's bins, the draw's blocks
   buffer<kernels::SeenToken> sample_seen;        ///< [max_new]: the penalties' counts
   buffer<std::int32_t> sample_window;            ///< [min(repeat_last_n, max_new)]
+  // A batch's sampled rows with logit_bias or penalties (model/device_choice.hpp).
+  buffer<float> sample_rows;             ///< [rows][vocab]: their copies, rewritten
+  buffer<std::int32_t> sample_rewrites;  ///< their bias entries and penalty counts, staged
 
   /// Tokens one forward pass takes at most: a longer prefill runs in chunks of this many, so
   /// the activations and attention partials stay bounded (docs/cuda.md gives the formula).

@@ -249,14 +249,24 @@ class Decoder {
   /// interceptor that reads or rewrites it, so a caller may choose it beforehand, on a device
   /// with the sampled rows of a batch (row_sampling(), model/device_choice.hpp).
   bool chooses_from_row() const {
-    return opt_->sampling.logit_bias.empty() && !opt_->sampling.penalized() && !host_hooks_ &&
-           !device_transforms_ && !host_transforms_;
+    return opt_->sampling.logit_bias.empty() && !opt_->sampling.penalized() && chooses_by_sampler();
+  }
+  /// Whether every step's choice is the sampler's alone (no interceptor reads or rewrites the
+  /// row): it depends on the row, the options and the penalty counts (row_rewrites()), so a
+  /// caller may make it beforehand from a copy of the row (a batch's rows on a device,
+  /// model/device_choice.hpp).
+  bool chooses_by_sampler() const {
+    return !host_hooks_ && !device_transforms_ && !host_transforms_;
   }
   /// This step's draw from row `row` of a batched forward, as the host Sampler would make it
-  /// (the same uniform: seed, stream, step, run). Requires chooses_from_row().
+  /// (the same uniform: seed, stream, step, run); its rewrites are row_rewrites(). Requires
+  /// chooses_by_sampler().
   kernels::RowSampling row_sampling(int row) const {
     return {row, opt_->sampling.draw(state_.steps)};
   }
+  /// What rewrites this step's row before the draw: the options' logit_bias and the penalty
+  /// counts so far (empty when the options have none). Valid until the step's token is accepted.
+  RowRewrites row_rewrites() const { return {opt_->sampling.logit_bias, sampler_.seen()}; }
   /// How the sampler draws on this backend: with its row passes when it has them
   /// (BackendOps<host>::draw_token), else kernels::draw_token.
   static Sampler::TokenDrawer drawer() {
@@ -276,14 +286,15 @@ class Decoder {
                 "as it is");
     return sampler_.choose_as_is(row, state_.steps, drawer());
   }
-  /// The caller chose this step's token already, from the step's row as it is (the batch
-  /// scheduler chooses its rows together on a device: model/device_choice.hpp), with its
+  /// The caller chose this step's token already, from the step's row by this generation's
+  /// sampler (the batch scheduler chooses its rows together on a device:
+  /// model/device_choice.hpp; or on host threads, choice_from_row()), with its
   /// log-probabilities when the options ask for them; choose_step() takes it instead of
-  /// choosing again. Requires chooses_from_row().
+  /// choosing again. Requires chooses_by_sampler().
   void chosen_for_step(const StepChoice& c) {
-    BATON_CHECK(chooses_from_row(), usage_error,
-                "Decoder: chosen_for_step() on a generation that does not choose from its row "
-                "as it is");
+    BATON_CHECK(chooses_by_sampler(), usage_error,
+                "Decoder: chosen_for_step() on a generation whose interceptors read or rewrite "
+                "its row");
     chosen_ = c.id;
     if (opt_->sampling.logprobs) step_logprobs_ = c.logprobs;
   }

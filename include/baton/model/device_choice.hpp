@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
 #include "baton/core/error.hpp"
 #include "baton/kernels/phased/argmax_split.hpp"
+#include "baton/kernels/phased/store_value.hpp"
 #include "baton/model/device_loop.hpp"
 #include "baton/model/workspace.hpp"
 
@@ -28,6 +30,13 @@ const float* logits_pointer(const View& v) {
   else
     return raw_pointer(v.data);
 }
+
+/// What rewrites a sampled row before its draw, as the host holds it (Session::row_rewrites):
+/// the request's logit_bias entries and its penalty counts so far.
+struct RowRewrites {
+  std::span<const kernels::BiasEntry> bias;
+  std::span<const kernels::SeenToken> seen;
+};
 
 namespace detail {
 /// Sizes the split argmax's partials for rows of `vocab` (before an executor is made).
@@ -78,9 +87,12 @@ class RowChoices {
   template <Backend B>
   requires HasDeviceLoop<B>
   friend void choose_rows(Workspace<B>&, const float*, int, std::span<const int>,
-                          std::span<const kernels::RowSampling>, RowChoices&);
+                          std::span<const kernels::RowSampling>, RowChoices&,
+                          std::span<const RowRewrites>);
   std::vector<std::int32_t> words_;
   std::size_t rows_ = 0;
+  std::vector<std::int32_t> staged_;           ///< the rewrites' words, as choose_rows stages them
+  std::vector<kernels::RowSampling> sampled_;  ///< the sampled rows, pointing at them
 };
 
 /// Chooses rows of `logits` (rows of `vocab` floats in backend memory, a batched forward's)
@@ -88,11 +100,17 @@ class RowChoices {
 /// `greedy` by their argmax (kernels::argmax's rule: the largest logit, the lowest id on a
 /// tie, -1 for a non-finite row; ArgmaxRowsKernel, then ArgmaxRowsCombineKernel, per 64 rows),
 /// the rows of `sampled` by the host Sampler's rule (SampleRowsKernel, per 16 rows), each with
-/// its log-probabilities when asked. The rows are not changed.
+/// its log-probabilities when asked; `rewrites`, empty or one per sampled row: its
+/// logit_bias and penalty counts, staged into backend memory from kernel arguments
+/// (StoreWordsKernel: no copy to wait for), the row rewritten in a copy. The rows are not
+/// changed.
 template <Backend B>
 requires HasDeviceLoop<B>
 void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<const int> greedy,
-                 std::span<const kernels::RowSampling> sampled, RowChoices& out) {
+                 std::span<const kernels::RowSampling> sampled, RowChoices& out,
+                 std::span<const RowRewrites> rewrites) {
+  BATON_CHECK(rewrites.empty() || rewrites.size() == sampled.size(), usage_error,
+              "choose_rows: ", rewrites.size(), " rewrites for ", sampled.size(), " sampled rows");
   const std::size_t rows = greedy.size() + sampled.size();
   const bool records =
       std::any_of(sampled.begin(), sampled.end(),
@@ -113,8 +131,49 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
     ws.extras.grow(s.sample_weights, blocks * static_cast<std::size_t>(vocab));
     ws.extras.grow(s.sample_bins, blocks * static_cast<std::size_t>(kernels::kSampleBins));
   }
+  // The rewrites' entries, packed as words (BiasEntry and SeenToken are two 32-bit words each).
+  std::vector<std::int32_t>& staged = out.staged_;
+  staged.clear();
+  bool rewriting = false;
+  for (const RowRewrites& r : rewrites) {
+    rewriting = rewriting || !r.bias.empty() || !r.seen.empty();
+    for (const auto entries : {std::as_bytes(r.bias), std::as_bytes(r.seen)}) {
+      const std::size_t at = staged.size();
+      staged.resize(at + entries.size() / sizeof(std::int32_t));
+      if (!entries.empty()) std::memcpy(staged.data() + at, entries.data(), entries.size());
+    }
+  }
+  if (rewriting) {
+    ws.extras.grow(s.sample_rewrites, std::max<std::size_t>(staged.size(), 1));
+    ws.extras.grow(s.sample_rows,
+                   std::min(sampled.size(), per_launch) * static_cast<std::size_t>(vocab));
+  }
   std::int32_t* chosen = raw_pointer(s.chosen.data());
   typename BackendOps<B>::exec exec(ws);
+  std::vector<kernels::RowSampling>& sampling = out.sampled_;
+  sampling.assign(sampled.begin(), sampled.end());
+  if (rewriting) {
+    using Store = kernels::StoreWordsKernel;
+    std::int32_t* base = raw_pointer(s.sample_rewrites.data());
+    for (std::size_t off = 0; off < staged.size(); off += Store::kInlineWords) {
+      Store::Args a;
+      a.count = static_cast<int>(
+          std::min(staged.size() - off, static_cast<std::size_t>(Store::kInlineWords)));
+      std::copy_n(staged.begin() + static_cast<std::ptrdiff_t>(off), a.count, a.words);
+      a.dst = base + off;
+      exec.template launch<Store>(Store::config(), a);
+    }
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < rewrites.size(); ++i) {
+      kernels::RowSampling& r = sampling[i];
+      r.bias = reinterpret_cast<const kernels::BiasEntry*>(base + at);
+      r.n_bias = static_cast<int>(rewrites[i].bias.size());
+      at += rewrites[i].bias.size_bytes() / sizeof(std::int32_t);
+      r.seen = reinterpret_cast<const kernels::SeenToken*>(base + at);
+      r.n_seen = static_cast<int>(rewrites[i].seen.size());
+      at += rewrites[i].seen.size_bytes() / sizeof(std::int32_t);
+    }
+  }
   if (!greedy.empty()) detail::launch_argmax_rows(exec, ws, logits, vocab, greedy, chosen);
   if (!sampled.empty()) {
     using Sample = kernels::SampleRowsKernel;
@@ -123,7 +182,8 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
       a.logits = logits;
       a.n = vocab;
       a.count = static_cast<int>(std::min(per_launch, sampled.size() - first));
-      std::copy_n(sampled.begin() + static_cast<std::ptrdiff_t>(first), a.count, a.rows);
+      std::copy_n(sampling.begin() + static_cast<std::ptrdiff_t>(first), a.count, a.rows);
+      a.copies = rewriting ? raw_pointer(s.sample_rows.data()) : nullptr;
       a.candidates = raw_pointer(s.sample_candidates.data());
       a.weights = raw_pointer(s.sample_weights.data());
       a.bins = raw_pointer(s.sample_bins.data());

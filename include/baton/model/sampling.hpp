@@ -178,6 +178,11 @@ class Sampler {
     return noted(c);
   }
 
+  /// The penalties' counts so far: each distinct generated id in the window, with its count.
+  std::span<const kernels::SeenToken> seen() const {
+    return {seen_.data(), static_cast<std::size_t>(counted_.n_seen)};
+  }
+
   /// Counts an accepted token for the penalties (generated tokens only: the prompt never
   /// counts, docs/sampling.md says why; kernels::count_generated, the device loop's rule too).
   /// No allocation: room for max_new distinct ids and the last repeat_last_n.

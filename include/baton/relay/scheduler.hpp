@@ -667,25 +667,27 @@ class RelayScheduler final : public BatchedRelay {
   }
 
   /// Calls f(r, row) for each request of this batch whose step chooses from its row of logits
-  /// as the forward left it (a decode row, or the last chunk of a prompt; greedy or sampled),
-  /// `row` counting the rows with logits; clears every request's earlier batch choice.
-  template <class F>
-  void for_each_choosing_row(const std::vector<Request*>& in_batch, F&& f) {
+  /// (a decode row, or the last chunk of a prompt) and whose session `may(session)` lets the
+  /// batch choose for, `row` counting the rows with logits; clears every request's earlier
+  /// batch choice.
+  template <class May, class F>
+  void for_each_choosing_row(const std::vector<Request*>& in_batch, May&& may, F&& f) {
     int logit_row = 0;
     for (std::size_t k = 0; k < in_batch.size(); ++k) {
       Request* r = in_batch[k];
       r->batch_choice.reset();
       if (!rows_[k].logits) continue;
       const int row = logit_row++;
-      if (r->done || !r->session || !r->session->chooses_from_row()) continue;
+      if (r->done || !r->session || !may(*r->session)) continue;
       const bool chooses = r->prefilled >= static_cast<int>(r->input.size()) ||
                            r->prefilled + r->chunk >= static_cast<int>(r->input.size());
       if (chooses) f(r, row);
     }
   }
 
-  /// On a backend with a device loop: the rows of this batch that choose from their row as it
-  /// is are chosen together on the device, with one wait (choose_rows), instead of one wait per
+  /// On a backend with a device loop: the rows of this batch whose choice is their sampler's
+  /// alone (greedy or sampled, with logit_bias and penalties too: choose_rows rewrites a copy)
+  /// are chosen together on the device, with one wait (choose_rows), instead of one wait per
   /// row.
   template <class LogitsView>
   void choose_on_device(const std::vector<Request*>& in_batch, const LogitsView& logits,
@@ -694,19 +696,24 @@ class RelayScheduler final : public BatchedRelay {
     greedy_of_.clear();
     sampled_rows_.clear();
     sampled_of_.clear();
-    for_each_choosing_row(in_batch, [&](Request* r, int row) {
-      if (r->session->chooses_by_argmax()) {
-        greedy_rows_.push_back(row);
-        greedy_of_.push_back(r);
-      } else {
-        sampled_rows_.push_back(r->session->row_sampling(row));
-        sampled_of_.push_back(r);
-      }
-    });
+    rewrites_.clear();
+    for_each_choosing_row(
+        in_batch, [](const auto& s) { return s.chooses_by_sampler(); },
+        [&](Request* r, int row) {
+          if (r->session->chooses_by_argmax()) {
+            greedy_rows_.push_back(row);
+            greedy_of_.push_back(r);
+          } else {
+            sampled_rows_.push_back(r->session->row_sampling(row));
+            rewrites_.push_back(r->session->row_rewrites());
+            sampled_of_.push_back(r);
+          }
+        });
     if (greedy_rows_.empty() && sampled_rows_.empty()) return;
     try {
       choose_rows(ws_, logits_pointer(logits), vocab, std::span<const int>(greedy_rows_),
-                  std::span<const kernels::RowSampling>(sampled_rows_), choices_);
+                  std::span<const kernels::RowSampling>(sampled_rows_), choices_,
+                  std::span<const RowRewrites>(rewrites_));
     } catch (const std::exception&) {
       return;  // each row then chooses on its own, and meets the failure there if it persists
     }
@@ -727,7 +734,11 @@ class RelayScheduler final : public BatchedRelay {
   void choose_on_threads(const std::vector<Request*>& in_batch, const LogitsView& logits,
                          std::size_t vocab) {
     choosing_.clear();
-    for_each_choosing_row(in_batch, [&](Request* r, int row) { choosing_.push_back({r, row}); });
+    for_each_choosing_row(
+        in_batch, [](const auto& s) { return s.chooses_from_row(); },
+        [&](Request* r, int row) {
+          choosing_.push_back({r, row});
+        });
     if (choosing_.size() < 2) return;  // one row chooses in its step
     BackendOps<B>::for_each_row(ws_, static_cast<long>(choosing_.size()), [&](long i) {
       const Choosing c = choosing_[static_cast<std::size_t>(i)];
@@ -912,6 +923,7 @@ class RelayScheduler final : public BatchedRelay {
   std::vector<Request*> greedy_of_;
   std::vector<kernels::RowSampling> sampled_rows_;
   std::vector<Request*> sampled_of_;
+  std::vector<RowRewrites> rewrites_;  ///< the sampled rows' logit_bias and penalty counts
   RowChoices choices_;
   // choose_on_threads' rows: each request with its row of the batch's logits.
   struct Choosing {

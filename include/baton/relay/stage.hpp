@@ -586,15 +586,21 @@ class Session {
   /// sampler without logit_bias, penalties or an interceptor that reads or rewrites the row),
   /// so the caller may choose it beforehand: by row_sampling(row) when not chooses_by_argmax().
   bool chooses_from_row() const { return decoder_.chooses_from_row(); }
-  /// This step's draw from row `row` of a batched forward (requires chooses_from_row()).
+  /// Whether every step's choice is the sampler's alone (no interceptor reads or rewrites the
+  /// row; logit_bias and penalties allowed), so the caller may choose it beforehand from a copy
+  /// of the row: by row_sampling(row) and row_rewrites() (model/device_choice.hpp).
+  bool chooses_by_sampler() const { return decoder_.chooses_by_sampler(); }
+  /// This step's draw from row `row` of a batched forward (requires chooses_by_sampler()).
   kernels::RowSampling row_sampling(int row) const { return decoder_.row_sampling(row); }
+  /// This step's logit_bias and penalty counts (until the step's token is accepted).
+  RowRewrites row_rewrites() const { return decoder_.row_rewrites(); }
   /// This step's choice from its logits `row` on the host, made by the caller beforehand
   /// (requires chooses_from_row(); safe beside other sessions' on other threads).
   StepChoice choice_from_row(std::span<const float> row) { return decoder_.choice_from_row(row); }
   /// The caller appended the request's `input` at `start` itself (in chunks of batched
   /// forwards, `adapter_from` the activation start they used) and `logits` is the last input
   /// token's row: takes the first step from it (`chosen`: the caller's choice from that row, for
-  /// a generation that chooses_from_row()), unless the generation is over before one.
+  /// a generation that chooses_by_sampler()), unless the generation is over before one.
   void take_prompt_logits(int start, std::span<const std::int32_t> input, logits_view logits,
                           int adapter_from,
                           const std::optional<StepChoice>& chosen = std::nullopt) {

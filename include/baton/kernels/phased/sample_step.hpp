@@ -123,30 +123,40 @@ struct SampleChooseKernel {
 };
 
 /// One sampled row of a batched forward, as the batch scheduler hands it to SampleRowsKernel:
-/// which row, and the request's sampler settings for this step (no logit_bias, no penalties:
-/// those rewrite a row in place, and the rows a request's choices share must stay as they are).
+/// which row, the request's draw at this step, and what rewrites the row before the draw.
 struct RowSampling {
   int row = 0;     ///< the logits row of the batched forward
   TokenDraw draw;  ///< the request's draw at this step (SamplingOptions::draw)
+  /// The request's logit_bias entries and penalty counts, in backend memory (choose_rows stages
+  /// them there; null when none). A row with any is rewritten in a copy: the batch's rows stay
+  /// as the forward left them (a request's choices may share one).
+  const BiasEntry* bias = nullptr;
+  int n_bias = 0;
+  const SeenToken* seen = nullptr;
+  int n_seen = 0;
+  BATON_HD bool rewrites() const { return n_bias > 0 || n_seen > 0; }
 };
 
 /// Sampled rows one SampleRowsKernel launch takes: each has a scratch of sample_scratch_size(n)
 /// candidates, so this bounds the working memory (16 x 3.6 MB at a vocabulary of 152k).
 inline constexpr int kMaxSampledRows = 16;
 
-/// The sampled rows of a batched forward chosen where the logits are: block b's thread 0 draws
-/// row rows[b] by the host Sampler's rule (kernels::draw_token with the uniform of (seed,
-/// stream, step, run), as SampleChooseKernel does for the device loop), without rewriting the
-/// row, and stores the id in ids[b] and, when asked, its LogprobRecord in records[b]. So a
-/// batch's sampled rows come back with its greedy ones in one read (model/device_choice.hpp).
+/// The sampled rows of a batched forward chosen where the logits are, by the step's sample
+/// phase (StepPhases::sample, as the host Sampler and the device loop's SampleChooseKernel
+/// choose): block b copies row rows[b] to copies[b] when it has logit_bias or penalty counts
+/// (phase 0, every thread), then its thread 0 rewrites that copy and draws from it, or draws from
+/// the row as it is, and stores the id in ids[b] and, when asked, its LogprobRecord in
+/// records[b]. So a batch's sampled rows come back with its greedy ones in one read
+/// (model/device_choice.hpp).
 struct SampleRowsKernel {
   static constexpr unsigned kThreads = 32;
-  static constexpr int kPhases = 1;
+  static constexpr int kPhases = 2;
   struct Args {
     const float* logits = nullptr;  ///< [rows of the batch][n]
     int n = 0;
     RowSampling rows[kMaxSampledRows] = {};
     int count = 0;
+    float* copies = nullptr;           ///< [count][n] when a row rewrites, else unused
     Candidate* candidates = nullptr;   ///< [count][sample_scratch_size(n)]
     float* weights = nullptr;          ///< [count][n]
     double* bins = nullptr;            ///< [count][kSampleBins]
@@ -162,9 +172,19 @@ struct SampleRowsKernel {
   template <int P>
   BATON_HD static void phase(const grid::ThreadIndex& at, Shared&, Regs&, const Args& a) {
     const int b = static_cast<int>(at.block_x);
-    if (at.thread != 0 || b >= a.count) return;
+    if (b >= a.count) return;
     const RowSampling& r = a.rows[b];
     const float* row = a.logits + static_cast<std::size_t>(r.row) * static_cast<std::size_t>(a.n);
+    float* copy = r.rewrites()
+                      ? a.copies + static_cast<std::size_t>(b) * static_cast<std::size_t>(a.n)
+                      : nullptr;
+    if constexpr (P == 0) {
+      if (copy)
+        for (int i = static_cast<int>(at.thread); i < a.n; i += static_cast<int>(kThreads))
+          copy[i] = row[i];
+      return;
+    }
+    if (at.thread != 0) return;
     const SampleScratch scratch{
         a.candidates +
             static_cast<std::size_t>(b) * static_cast<std::size_t>(sample_scratch_size(a.n)),
@@ -172,7 +192,10 @@ struct SampleRowsKernel {
         a.bins + static_cast<std::size_t>(b) * static_cast<std::size_t>(kSampleBins)};
     LogprobRecord* rec = r.draw.top_logprobs >= 0 ? &a.records[b] : nullptr;
     const LogprobsOut out = rec ? LogprobsOut{&rec->logprob, rec->top, &rec->n_top} : LogprobsOut{};
-    const std::int32_t id = StepPhases::sample_as_is(row, a.n, r.draw, scratch, out);
+    const std::int32_t id =
+        copy ? StepPhases::sample(copy, a.n, {r.bias, r.n_bias, r.seen, r.n_seen, r.draw}, scratch,
+                                  out)
+             : StepPhases::sample_as_is(row, a.n, r.draw, scratch, out);
     a.ids[b] = id;
     if (rec && id >= 0) rec->id = id;
   }
