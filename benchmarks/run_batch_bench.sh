@@ -17,7 +17,8 @@
 # ~/.cache/baton/batch-bench.
 #   BATON_BENCH_JOBS  build parallelism (default 2)
 #   BATON_LLAMA_ISA   native (default) or avx2: llama.cpp's builds; native-noamx for the base
-#                     workload without --check-worker (llama_cpp/build_llama_tools.sh says when)
+#                     workload without --check-worker (llama_cpp/build_llama_tools.sh says when).
+#                     Both engines at AVX2: BATON_LLAMA_ISA=avx2 run_batch_bench.sh base --isa avx2
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 workload=relay
@@ -28,13 +29,14 @@ jobs=${BATON_BENCH_JOBS:-2}
 cmake --build "$build" --target baton_cli --parallel "$jobs"
 if [[ " $* " == *" --no-llama "* ]]; then
   python=$("$root/scripts/pyenv.sh")  # numpy is all batch_bench.py needs without llama.cpp
-elif [ "${BATON_LLAMA_ISA:-}" = native-noamx ]; then
-  # The Python environment only writes the GGUFs here; its own llama.cpp (the worker's) is native.
-  if [ "$workload" != base ] || [[ " $* " == *" --check-worker "* ]]; then
-    echo "run_batch_bench.sh: BATON_LLAMA_ISA=native-noamx is for the base workload without --check-worker" >&2
-    exit 2
-  fi
+elif [ "$workload" = base ] && [[ " $* " != *" --check-worker "* ]]; then
+  # The Python environment only writes the GGUFs here (its own llama.cpp, the worker's, is not
+  # run), so the native one serves every BATON_LLAMA_ISA: the peer is llama-batched-bench,
+  # built for that ISA by build_llama_tools.sh.
   python=$(BATON_LLAMA_ISA=native "$root/benchmarks/llama_cpp/pyenv.sh")
+elif [ "${BATON_LLAMA_ISA:-}" = native-noamx ]; then
+  echo "run_batch_bench.sh: BATON_LLAMA_ISA=native-noamx is for the base workload without --check-worker" >&2
+  exit 2
 else
   python=$("$root/benchmarks/llama_cpp/pyenv.sh")
 fi

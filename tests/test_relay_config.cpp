@@ -117,6 +117,17 @@ TEST_CASE("relay JSON: errors name the file and the field") {
                        config_error);
   j["host"] = {{"bf16_products", "yes"}};
   CHECK_THROWS_AS(parse(j), config_error);
+  // "isa": the kernel family by name.
+  CHECK_FALSE(parse(two_stage()).host.isa);
+  j["host"] = {{"isa", "avx2"}};
+  CHECK(parse(j).host.isa == host_simd::Isa::avx2);
+  j["host"] = {{"isa", "portable"}};
+  CHECK(parse(j).host.isa == host_simd::Isa::portable);
+  j["host"] = {{"isa", "avx3"}};
+  CHECK_THROWS_WITH_AS(parse(j),
+                       doctest::Contains("/cfg/relay.json: field 'host': 'isa' = \"avx3\": the "
+                                         "kernel family is \"avx512\", \"avx2\" or \"portable\""),
+                       config_error);
 
   // Duplicate keys in the file are an error (a plain JSON reader would keep one silently).
   const auto dir = fresh_dir("relay_json_dup");
@@ -239,6 +250,34 @@ TEST_CASE("\"host\": {\"bf16_products\": true} reaches the context, or names the
     CHECK_THROWS_WITH_AS(build_relay(spec),
                          doctest::Contains("relay.json: field 'host': 'bf16_products' needs a CPU "
                                            "with AVX-512 and AVX512-BF16"),
+                         config_error);
+  }
+}
+
+TEST_CASE("\"host\": {\"isa\": ...} reaches the context, and a family it cannot run is refused") {
+  RelayFixture f("json_isa");
+  json j = {{"model", "model"},
+            {"host", {{"threads", 1}, {"isa", "portable"}}},
+            {"stages", {{{"name", "only"}, {"input", {{{"request", true}}}}, {"max_new", 2}}}}};
+  std::ofstream(f.dir / "relay.json") << j.dump(2);
+  auto relay = build_relay(load_relay_spec(f.dir / "relay.json"));
+  auto* on_host = dynamic_cast<baton::detail::BackendRuntimeRelay<host, f32, 8>*>(relay.get());
+  REQUIRE(on_host != nullptr);
+  CHECK(on_host->execution().context.isa() == host_simd::Isa::portable);
+  CHECK_FALSE(on_host->execution().context.bf16_products());  // AVX-512's only
+  // The bf16 products with another family than avx512: refused, naming the field.
+  j["host"] = {{"isa", "avx2"}, {"bf16_products", true}};
+  std::ofstream(f.dir / "relay.json") << j.dump(2);
+  CHECK_THROWS_WITH_AS(build_relay(load_relay_spec(f.dir / "relay.json")),
+                       doctest::Contains("relay.json: field 'host': 'bf16_products' needs "
+                                         "'isa' \"avx512\""),
+                       config_error);
+  if (!host_simd::cpu_supports(host_simd::Isa::avx512)) {
+    j["host"] = {{"isa", "avx512"}};
+    std::ofstream(f.dir / "relay.json") << j.dump(2);
+    CHECK_THROWS_WITH_AS(build_relay(load_relay_spec(f.dir / "relay.json")),
+                         doctest::Contains("relay.json: field 'host': 'isa' = \"avx512\", but "
+                                           "this CPU does not run that kernel family"),
                          config_error);
   }
 }

@@ -273,6 +273,7 @@ int cmd_generate(int argc, char** argv) {
   } else {
     // The forward's loops on a thread pool this command owns (not OpenMP's spinning team).
     HostContext context(HostContextOptions{.threads = a.host.threads.value_or(0),
+                                           .isa = a.host.isa,
                                            .bf16_products = a.host.bf16_products});
     job.host_context = &context;
     g = cli::generate_dispatch<host>(job, cfg);

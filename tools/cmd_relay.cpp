@@ -224,8 +224,7 @@ int cmd_relay(int argc, char** argv) {
     std::cerr << "baton relay: " << e.message << "\n";
     return 2;
   }
-  if (a.host.threads) spec.host.threads = *a.host.threads;
-  if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
+  a.host.apply(spec.host);
   if (a.storage) spec.storage = a.storage;
   // The sampling options given apply to every stage over its file's "sampling"; an exact stage
   // (a verifier) keeps choosing by argmax and takes only the seed and --logprobs.

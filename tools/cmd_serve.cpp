@@ -255,8 +255,7 @@ std::unique_ptr<serve::ServedRelay> load(const std::string& config, const Args& 
   const cli::BackendChoice backend = cli::resolve_relay_backend(a.backend, spec.backend, config);
   spec.backend = std::string(cli::backend_name(backend));
   cli::check_host_options(a.host, backend == cli::BackendChoice::host);
-  if (a.host.threads) spec.host.threads = *a.host.threads;
-  if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
+  a.host.apply(spec.host);
   if (a.storage) spec.storage = a.storage;
   // Requests arrive as text: a tokenizer next to the model is taken when the file names none.
   std::optional<Tokenizer> tok = cli::relay_tokenizer(spec, config, false, true);
@@ -301,8 +300,7 @@ std::unique_ptr<serve::ServedRelay> load_model(const Args& a, const std::string&
       stop_ids_or_eos_token(default_stop_ids(cfg.eos_token_ids, dir, cfg.vocab_size), chat, tok);
   RelaySpec spec = serve::model_relay_spec(m);
   spec.backend = std::string(cli::backend_name(backend));
-  if (a.host.threads) spec.host.threads = *a.host.threads;
-  if (a.host.bf16_products) spec.host.bf16_products = a.host.bf16_products;
+  a.host.apply(spec.host);
   if (a.storage) spec.storage = a.storage;
   spec.tokenizer_ids = tok.vocab_size();  // checked against the model's rows by the builder
   spec.slots = a.concurrency;

@@ -22,7 +22,10 @@ with each, in separate processes; ratios are taken within a pair, then their med
 `--check-worker` adds, to each pair, benchmarks/llama_cpp/llama_batch_worker.py (the Python
 driver of llama.cpp that the relay workload needs, since no llama.cpp tool runs a relay) on the
 same workload: its generated tokens/s over llama-batched-bench's, which should be within 10%.
-Writes one JSON file with every run, the ratios and the medians."""
+`--isa avx2` caps baton's kernels at AVX2 (the relay file's "host": {"isa": "avx2"}) and needs
+llama-batched-bench built for AVX2 (`BATON_LLAMA_ISA=avx2`, which run_batch_bench.sh passes on to
+build_llama_tools.sh): both engines as on a CPU without AVX-512. Writes one JSON file with every
+run, the ratios and the medians."""
 
 import argparse
 import json
@@ -124,12 +127,21 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--check-worker", action="store_true",
                     help="also run llama_batch_worker.py on the same workload (against the tool)")
+    ap.add_argument("--isa", choices=["avx512", "avx2", "portable"],
+                    help="baton's kernel family (default: the best the CPU runs); with avx2, "
+                         "llama.cpp must be the AVX2 build (BATON_LLAMA_ISA=avx2)")
     ap.add_argument("--baton-arg", action="append", default=[],
                     help="an extra relay-file host field, KEY=JSON (e.g. bf16_products=false)")
     ap.add_argument("--llama-arg", action="append", default=[],
                     help="an extra llama-batched-bench argument (e.g. --llama-arg=--no-repack where "
                          "its repacked weights crash, as they did on one AMX virtual machine)")
     a = ap.parse_args()
+    llama_isa = os.environ.get("BATON_LLAMA_ISA", "native")
+    if a.isa == "avx2" and llama_isa != "avx2":
+        ap.error("--isa avx2 caps baton only: run with BATON_LLAMA_ISA=avx2 so that "
+                 "llama-batched-bench is the AVX2 build too")
+    if a.isa:
+        a.baton_arg.append(f"isa={json.dumps(a.isa)}")
     storages = a.storage.split(",")
     levels = [int(x) for x in a.parallel.split(",")]
     a.work.mkdir(parents=True, exist_ok=True)
@@ -205,8 +217,9 @@ def main() -> int:
                    if a.check_worker else {})})
     out = {"workload": {"model": models.QWEN2.name, "prompt": PROMPT, "generate": GENERATE,
                         "threads": a.threads, "rounds": a.rounds, "kv": "f32",
-                        "baton_host": a.baton_arg, "peer": "llama-batched-bench",
-                        "peer_args": a.llama_arg},
+                        "baton_host": a.baton_arg, "baton_isa": a.isa,
+                        "peer": "llama-batched-bench", "peer_args": a.llama_arg,
+                        "peer_isa": llama_isa, "peer_bin": str(a.llama_bin)},
            "cpu": {"model": cpu_model(), "flags": cpu_flags()},
            "summary": summary, "runs": runs}
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "baton/backend/isa.hpp"
 #include "baton/core/dtype.hpp"
 #include "baton/core/error.hpp"
 
@@ -36,21 +37,6 @@
 #endif
 
 namespace baton::host_simd {
-
-/// The kernel families, slowest first.
-enum class Isa : int { portable = 0, avx2 = 1, avx512 = 2 };
-
-inline std::string_view isa_name(Isa i) {
-  switch (i) {
-    case Isa::portable:
-      return "portable";
-    case Isa::avx2:
-      return "avx2";
-    case Isa::avx512:
-      return "avx512";
-  }
-  return "?";
-}
 
 #if BATON_HOST_SIMD_X86
 /// F16C from CPUID leaf 1 (ECX bit 29): clang before 17 has no "f16c" for

@@ -42,6 +42,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/backend/isa.hpp"
 #include "baton/backend/thread_pool.hpp"
 #include "baton/core/storage.hpp"
 #include "baton/grammar/grammar_spec.hpp"
@@ -73,7 +74,7 @@ struct SharedSpec {
 
 struct StageSpec {
   std::string name;
-  std::optional<std::filesystem::path> adapter;               ///< none: the base model
+  std::optional<std::filesystem::path> adapter;  ///< none: the base model
   /// "lora": an adapter a server serves by this name (`baton serve --lora NAME=DIR`), in place
   /// of "adapter"; the server resolves it into `adapter` before the relay is built.
   std::optional<std::string> served_adapter;
@@ -117,6 +118,10 @@ struct HostRunSpec {
   /// two bf16 terms); unset: wherever the CPU has them (HostContextOptions::bf16_products);
   /// false: f32.
   std::optional<bool> bf16_products;
+  /// "isa": the kernel family, "avx512", "avx2" or "portable" (HostContextOptions::isa): an
+  /// older CPU's kernels on this one, as the benchmarks cap both engines; unset: the best the
+  /// CPU runs.
+  std::optional<host_simd::Isa> isa;
 };
 
 struct RelaySpec {
@@ -131,7 +136,8 @@ struct RelaySpec {
   /// load), "q8_0" or "q4_0" (quantized at load: core/quant.hpp); unset: the checkpoint's own
   /// dtype. `baton relay --storage` overrides the file.
   std::optional<Storage> storage;
-  /// "host": {"threads": N, "bf16_products": true | false}; the CUDA backend ignores it.
+  /// "host": {"threads": N, "bf16_products": true | false, "isa": "avx2"}; the CUDA backend
+  /// ignores it.
   HostRunSpec host;
   std::optional<SharedSpec> shared;  ///< "shared": set when stages read a shared sequence
   std::vector<StageSpec> stages;
@@ -449,7 +455,7 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
     const std::string hw = src + ": field 'host'";
     BATON_CHECK(j["host"].is_object(), config_error, hw,
                 " must be an object, e.g. {\"threads\": 2, \"bf16_products\": false}");
-    detail::known_keys_check(j["host"], hw, {"threads", "bf16_products"});
+    detail::known_keys_check(j["host"], hw, {"threads", "bf16_products", "isa"});
     const io::FieldReader<> h(j["host"], hw);
     spec.host.threads = h.int_or("threads", 0);
     BATON_CHECK(spec.host.threads >= 0 && spec.host.threads <= ThreadPool::max_threads(),
@@ -457,6 +463,12 @@ inline RelaySpec parse_relay_spec(const nlohmann::json& j, const std::filesystem
                 ThreadPool::max_threads(), "] (0: every core; ThreadPool::max_threads())");
     if (j["host"].contains("bf16_products"))
       spec.host.bf16_products = h.bool_or("bf16_products", false);
+    if (const auto isa = h.string("isa")) {
+      spec.host.isa = host_simd::parse_isa(*isa);
+      BATON_CHECK(spec.host.isa.has_value(), config_error, hw, ": 'isa' = \"",
+                  detail::excerpt(*isa),
+                  "\": the kernel family is \"avx512\", \"avx2\" or \"portable\"");
+    }
   }
   spec.max_cycles = f.int_or("max_cycles", 1);
   BATON_CHECK(spec.max_cycles >= 1, config_error, src, ": field 'max_cycles' must be >= 1");

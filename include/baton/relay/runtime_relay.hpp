@@ -24,11 +24,20 @@ struct RelayExecution<host> {
  private:
   static HostContextOptions options_for(const RelaySpec& spec) {
     // Checked here too so the error names the file; the context's own check would not.
+    BATON_CHECK(!spec.host.isa || host_simd::cpu_supports(*spec.host.isa), config_error,
+                spec.source.string(), ": field 'host': 'isa' = \"",
+                host_simd::isa_name(spec.host.isa.value_or(host_simd::Isa::portable)),
+                "\", but this CPU does not run that kernel family");
+    BATON_CHECK(!spec.host.bf16_products.value_or(false) ||
+                    spec.host.isa.value_or(host_simd::Isa::avx512) == host_simd::Isa::avx512,
+                config_error, spec.source.string(),
+                ": field 'host': 'bf16_products' needs 'isa' \"avx512\"");
     BATON_CHECK(!spec.host.bf16_products.value_or(false) || host_simd::cpu_supports_bf16_products(),
                 config_error, spec.source.string(),
                 ": field 'host': 'bf16_products' needs a CPU with AVX-512 and AVX512-BF16 "
                 "(vdpbf16ps), and this one lacks them");
     return HostContextOptions{.threads = spec.host.threads,
+                              .isa = spec.host.isa,
                               .bf16_products = spec.host.bf16_products};
   }
 };
