@@ -16,7 +16,7 @@
 /// host's passes over the row (vectors where the CPU has AVX2) and, beside them in the same run,
 /// the scalar passes every loop shares; timed per row; and a batch of 16 rows, each its own
 /// generation, chosen as the batch scheduler chooses a host batch: on the workspace's --threads
-/// in parallel (one after another for options with penalties, which rewrite the row). The rows are
+/// in parallel (options with penalties rewriting each its own row in place). The rows are
 /// the model's own logits at 32k and, at 152k, the same rows tiled to 151,936 ids with a small
 /// per-copy shift (so the kept sets grow with the vocabulary as a real one would, not stay at
 /// 32k's); and all of them times 4 (peaked, as a trained model's are: the random model's are flat).
@@ -128,9 +128,8 @@ double sample_us(const Config& cfg, const std::vector<std::vector<float>>& rows,
 
 /// µs per batch of `rows.size()` rows (16), each its own generation, as the batch scheduler
 /// chooses a host batch: on the workspace's threads in parallel (BackendOps<host>::for_each_row),
-/// each row by its own Sampler (choose_as_is, the host's passes); the median over `draws`.
-/// Options that rewrite the row (penalties) are chosen one row after another in the
-/// scheduler, so those are timed that way.
+/// each row by its own Sampler (choose_as_is, the host's passes; choose for options that rewrite
+/// the row, as the scheduler's decode rows do); the median over `draws`.
 double batch_us(const Config& cfg, const std::vector<std::vector<float>>& rows, int draws,
                 Workspace<host>& ws) {
   const int vocab = static_cast<int>(rows[0].size()), max_new = 64;
@@ -155,10 +154,7 @@ double batch_us(const Config& cfg, const std::vector<std::vector<float>>& rows, 
                                  : s.choose(row, d % max_new, &BackendOps<host>::draw_token);
       if (c.id < 0) std::abort();
     };
-    if (as_is)
-      BackendOps<host>::for_each_row(ws, static_cast<long>(n), one);
-    else
-      for (std::size_t k = 0; k < n; ++k) one(static_cast<long>(k));
+    BackendOps<host>::for_each_row(ws, static_cast<long>(n), one);
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
   return median(us);

@@ -286,6 +286,16 @@ class Decoder {
                 "as it is");
     return sampler_.choose_as_is(row, state_.steps, drawer());
   }
+  /// choice_from_row() for a generation whose options rewrite its row (logit_bias, penalties):
+  /// the choice its step would make, rewriting `row` in place as its step would, so `row` must
+  /// be this generation's own (no other choice reads it afterwards). Requires
+  /// chooses_by_sampler().
+  StepChoice choice_rewriting_row(std::span<float> row) {
+    BATON_CHECK(chooses_by_sampler(), usage_error,
+                "Decoder: choice_rewriting_row() on a generation whose interceptors read or "
+                "rewrite its row");
+    return sampler_.choose(row, state_.steps, drawer());
+  }
   /// The caller chose this step's token already, from the step's row by this generation's
   /// sampler (the batch scheduler chooses its rows together on a device:
   /// model/device_choice.hpp; or on host threads, choice_from_row()), with its

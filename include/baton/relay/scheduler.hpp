@@ -726,25 +726,33 @@ class RelayScheduler final : public BatchedRelay {
     }
   }
 
-  /// On the host: the rows of this batch that choose from their row as it is are chosen
-  /// beforehand on the workspace's threads in parallel, each by its own generation's sampler
-  /// (the same token its step would choose; the row untouched), where the stepping thread
-  /// would choose them one after another. A row whose choice fails chooses in its step.
+  /// On the host: the rows of this batch whose choice is their sampler's are chosen beforehand
+  /// on the workspace's threads in parallel, each by its own generation's sampler (the same
+  /// token its step would choose), where the stepping thread would choose them one after
+  /// another. A row the options rewrite (logit_bias, penalties) is rewritten in place, as its
+  /// step would: only a decode row, since a prompt's last row may still be copied for the
+  /// request's other choices (pristine_). A row whose choice fails chooses in its step.
   template <class LogitsView>
   void choose_on_threads(const std::vector<Request*>& in_batch, const LogitsView& logits,
                          std::size_t vocab) {
     choosing_.clear();
     for_each_choosing_row(
-        in_batch, [](const auto& s) { return s.chooses_from_row(); },
+        in_batch, [](const auto& s) { return s.chooses_by_sampler(); },
         [&](Request* r, int row) {
-          choosing_.push_back({r, row});
+          const bool rewrites = !r->session->chooses_from_row();
+          if (rewrites && r->prefilled < static_cast<int>(r->input.size())) return;
+          choosing_.push_back({r, row, rewrites});
         });
     if (choosing_.size() < 2) return;  // one row chooses in its step
     BackendOps<B>::for_each_row(ws_, static_cast<long>(choosing_.size()), [&](long i) {
       const Choosing c = choosing_[static_cast<std::size_t>(i)];
+      const auto row = logits.subspan(static_cast<std::size_t>(c.row) * vocab, vocab);
       try {
-        c.request->batch_choice = c.request->session->choice_from_row(
-            logits.subspan(static_cast<std::size_t>(c.row) * vocab, vocab));
+        // The row is this request's alone in the batch's logits, which its step would rewrite.
+        c.request->batch_choice = c.rewrites
+                                      ? c.request->session->choice_rewriting_row(std::span<float>(
+                                            const_cast<float*>(row.data()), row.size()))
+                                      : c.request->session->choice_from_row(row);
       } catch (...) {
         c.request->batch_choice.reset();
       }
@@ -929,6 +937,7 @@ class RelayScheduler final : public BatchedRelay {
   struct Choosing {
     Request* request;
     int row;
+    bool rewrites;  ///< its options rewrite the row (logit_bias, penalties)
   };
   std::vector<Choosing> choosing_;
   std::vector<char> held_;  // admit(): stages whose free slots a request's choices wait for

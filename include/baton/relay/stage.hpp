@@ -597,6 +597,11 @@ class Session {
   /// This step's choice from its logits `row` on the host, made by the caller beforehand
   /// (requires chooses_from_row(); safe beside other sessions' on other threads).
   StepChoice choice_from_row(std::span<const float> row) { return decoder_.choice_from_row(row); }
+  /// The same for a generation whose options rewrite its row (requires chooses_by_sampler()):
+  /// `row`, this request's own, is rewritten in place as its step would rewrite it.
+  StepChoice choice_rewriting_row(std::span<float> row) {
+    return decoder_.choice_rewriting_row(row);
+  }
   /// The caller appended the request's `input` at `start` itself (in chunks of batched
   /// forwards, `adapter_from` the activation start they used) and `logits` is the last input
   /// token's row: takes the first step from it (`chosen`: the caller's choice from that row, for
