@@ -298,9 +298,9 @@ class Decoder {
   }
   /// The caller chose this step's token already, from the step's row by this generation's
   /// sampler (the batch scheduler chooses its rows together on a device:
-  /// model/device_choice.hpp; or on host threads, choice_from_row()), with its
-  /// log-probabilities when the options ask for them; choose_step() takes it instead of
-  /// choosing again. Requires chooses_by_sampler().
+  /// model/device_choice.hpp; or on host threads, choice_from_row() / choice_rewriting_row()),
+  /// with its log-probabilities when the options ask for them; choose_step() takes it instead
+  /// of choosing again. Requires chooses_by_sampler().
   void chosen_for_step(const StepChoice& c) {
     BATON_CHECK(chooses_by_sampler(), usage_error,
                 "Decoder: chosen_for_step() on a generation whose interceptors read or rewrite "

@@ -131,20 +131,13 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
     ws.extras.grow(s.sample_weights, blocks * static_cast<std::size_t>(vocab));
     ws.extras.grow(s.sample_bins, blocks * static_cast<std::size_t>(kernels::kSampleBins));
   }
-  // The rewrites' entries, packed as words (BiasEntry and SeenToken are two 32-bit words each).
-  std::vector<std::int32_t>& staged = out.staged_;
-  staged.clear();
-  bool rewriting = false;
-  for (const RowRewrites& r : rewrites) {
-    rewriting = rewriting || !r.bias.empty() || !r.seen.empty();
-    for (const auto entries : {std::as_bytes(r.bias), std::as_bytes(r.seen)}) {
-      const std::size_t at = staged.size();
-      staged.resize(at + entries.size() / sizeof(std::int32_t));
-      if (!entries.empty()) std::memcpy(staged.data() + at, entries.data(), entries.size());
-    }
-  }
+  // The rewrites' entries as 32-bit words (BiasEntry and SeenToken are two each).
+  std::size_t staged_words = 0;
+  for (const RowRewrites& r : rewrites)
+    staged_words += (r.bias.size_bytes() + r.seen.size_bytes()) / sizeof(std::int32_t);
+  const bool rewriting = staged_words > 0;
   if (rewriting) {
-    ws.extras.grow(s.sample_rewrites, std::max<std::size_t>(staged.size(), 1));
+    ws.extras.grow(s.sample_rewrites, staged_words);
     ws.extras.grow(s.sample_rows,
                    std::min(sampled.size(), per_launch) * static_cast<std::size_t>(vocab));
   }
@@ -153,25 +146,33 @@ void choose_rows(Workspace<B>& ws, const float* logits, int vocab, std::span<con
   std::vector<kernels::RowSampling>& sampling = out.sampled_;
   sampling.assign(sampled.begin(), sampled.end());
   if (rewriting) {
-    using Store = kernels::StoreWordsKernel;
+    // Packed on the host, each sampled row pointed at its entries' place in backend memory,
+    // then written there from kernel arguments.
     std::int32_t* base = raw_pointer(s.sample_rewrites.data());
-    for (std::size_t off = 0; off < staged.size(); off += Store::kInlineWords) {
+    std::vector<std::int32_t>& staged = out.staged_;
+    staged.resize(staged_words);
+    std::size_t at = 0;
+    auto stage = [&](auto entries) {
+      if (!entries.empty()) std::memcpy(staged.data() + at, entries.data(), entries.size_bytes());
+      const std::int32_t* placed = base + at;
+      at += entries.size_bytes() / sizeof(std::int32_t);
+      return placed;
+    };
+    for (std::size_t i = 0; i < rewrites.size(); ++i) {
+      kernels::RowSampling& r = sampling[i];
+      r.bias = reinterpret_cast<const kernels::BiasEntry*>(stage(rewrites[i].bias));
+      r.n_bias = static_cast<int>(rewrites[i].bias.size());
+      r.seen = reinterpret_cast<const kernels::SeenToken*>(stage(rewrites[i].seen));
+      r.n_seen = static_cast<int>(rewrites[i].seen.size());
+    }
+    using Store = kernels::StoreWordsKernel;
+    for (std::size_t off = 0; off < staged_words; off += Store::kInlineWords) {
       Store::Args a;
       a.count = static_cast<int>(
-          std::min(staged.size() - off, static_cast<std::size_t>(Store::kInlineWords)));
+          std::min(staged_words - off, static_cast<std::size_t>(Store::kInlineWords)));
       std::copy_n(staged.begin() + static_cast<std::ptrdiff_t>(off), a.count, a.words);
       a.dst = base + off;
       exec.template launch<Store>(Store::config(), a);
-    }
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < rewrites.size(); ++i) {
-      kernels::RowSampling& r = sampling[i];
-      r.bias = reinterpret_cast<const kernels::BiasEntry*>(base + at);
-      r.n_bias = static_cast<int>(rewrites[i].bias.size());
-      at += rewrites[i].bias.size_bytes() / sizeof(std::int32_t);
-      r.seen = reinterpret_cast<const kernels::SeenToken*>(base + at);
-      r.n_seen = static_cast<int>(rewrites[i].seen.size());
-      at += rewrites[i].seen.size_bytes() / sizeof(std::int32_t);
     }
   }
   if (!greedy.empty()) detail::launch_argmax_rows(exec, ws, logits, vocab, greedy, chosen);

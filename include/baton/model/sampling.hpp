@@ -160,7 +160,8 @@ class Sampler {
     StepChoice c;
     c.id = kernels::StepPhases::sample(row.data(), static_cast<int>(row.size()), in, scratch(),
                                        logprobs_out(c), DrawThrough{draw});
-    return noted(c);
+    note_id(c);
+    return c;
   }
 
   /// choose() for options that do not rewrite the row (no logit_bias, no penalties): the same
@@ -175,7 +176,8 @@ class Sampler {
     c.id = kernels::StepPhases::sample_as_is(row.data(), static_cast<int>(row.size()),
                                              opt_->draw(step), scratch(), logprobs_out(c),
                                              DrawThrough{draw});
-    return noted(c);
+    note_id(c);
+    return c;
   }
 
   /// The penalties' counts so far: each distinct generated id in the window, with its count.
@@ -207,10 +209,9 @@ class Sampler {
   static kernels::LogprobsOut logprobs_out(StepChoice& c) {
     return {&c.logprobs.logprob, c.logprobs.top.data(), &c.logprobs.n_top};
   }
-  /// `c` with its id noted in its log-probabilities when the options ask for them.
-  StepChoice& noted(StepChoice& c) const {
+  /// Notes `c`'s id in its log-probabilities when the options ask for them.
+  void note_id(StepChoice& c) const {
     if (c.id >= 0 && opt_->logprobs) c.logprobs.id = c.id;
-    return c;
   }
 
   const SamplingOptions* opt_ = nullptr;
