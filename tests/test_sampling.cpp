@@ -364,13 +364,13 @@ void check_same_logprobs(float lp_got, const kernels::TopLogprob* got, int count
 // The host's vector passes (backend/host_sample.hpp, host_sample_avx512.hpp) against
 // kernels::RowPasses: the argmax, every field of the kept set and its list, and the token drawn,
 // on rows with masks, ties, signed zeros, peaks, NaN and +Inf, at lengths around the vector
-// widths.
+// widths, the 32 sum lanes and the chunks of 256 entries.
 template <class Vec>
 void check_vector_passes() {
   std::mt19937 rng(7);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
   int rows = 0, dense = 0;
-  for (const int n : {1, 7, 8, 9, 15, 16, 17, 63, 1000, 32001}) {
+  for (const int n : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 255, 256, 257, 1000, 32001}) {
     for (int shape = 0; shape < 7; ++shape) {
       std::vector<float> row(static_cast<std::size_t>(n));
       for (int i = 0; i < n; ++i) {
@@ -500,7 +500,7 @@ void check_vector_passes() {
       ++rows;
     }
   }
-  CHECK(rows == 70);
+  CHECK(rows == 112);
   CHECK(dense > 0);  // the 32,001-id rows without top-k: too long to list
 }
 

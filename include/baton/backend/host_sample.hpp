@@ -113,10 +113,27 @@ __attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* r
   return c + kernels::RowPasses::list_at_least(row, i, end, t, floor_z, m, floor_w, list + c);
 }
 
-/// A chunk's eight float lanes added to the double lanes (kernels::add_chunk).
-__attribute__((target("avx2"))) inline void add_chunk(__m256d& lo, __m256d& hi, __m256 part) {
-  lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(part)));
-  hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(part, 1)));
+/// The 32 sum lanes (kernels::kWeightLanes) as AVX2 holds them: four float vectors while a chunk
+/// or block is summed (lanes 8q .. 8q + 7 in p[q]), eight double vectors across chunks (lanes
+/// 4q .. 4q + 3 in d[q]); arrays indexed by constants only, so they stay in registers.
+
+/// A chunk's float lanes added to the double lanes (kernels::add_chunk), the float lanes
+/// cleared for the next chunk.
+__attribute__((target("avx2"))) inline void add_chunk8(__m256* p, __m256d* d) {
+  for (int q = 0; q < 4; ++q) {
+    d[2 * q] = _mm256_add_pd(d[2 * q], _mm256_cvtps_pd(_mm256_castps256_ps128(p[q])));
+    d[2 * q + 1] = _mm256_add_pd(d[2 * q + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(p[q], 1)));
+    p[q] = _mm256_setzero_ps();
+  }
+}
+
+/// kernels::add_lanes on the double vectors: the same pairwise adds, four at a time.
+__attribute__((target("avx2"))) inline double add_lanes8(const __m256d* d) {
+  const __m256d s0 = _mm256_add_pd(d[0], d[4]), s1 = _mm256_add_pd(d[1], d[5]),
+                s2 = _mm256_add_pd(d[2], d[6]), s3 = _mm256_add_pd(d[3], d[7]);   // k + 16
+  const __m256d u = _mm256_add_pd(_mm256_add_pd(s0, s2), _mm256_add_pd(s1, s3));  // k + 8, k + 4
+  const __m128d v = _mm_add_pd(_mm256_castpd256_pd128(u), _mm256_extractf128_pd(u, 1));  // k + 2
+  return _mm_cvtsd_f64(_mm_add_sd(v, _mm_unpackhi_pd(v, v)));                            // k + 1
 }
 
 /// weigh()'s list as the scalar pass keeps it: the lanes of `bits` (in id order) found with c
@@ -137,61 +154,91 @@ inline int list_capped(unsigned bits, int c, int cap, Append&& append) {
   return cap + 1;
 }
 
-/// A vector weigh()'s end: the lanes' doubles (four from each chunk's low half, four from its
-/// high), the last partial chunk from `i` by the scalar pass, listing what room is left (none
-/// once the list is too long), and the total; returns the list's count.
-__attribute__((target("avx2"))) inline int weigh_tail(const float* row, int i, int n, float t,
-                                                      float m, float floor_w, int cap,
-                                                      kernels::Candidate* list, float* weights,
-                                                      double* total, int c, __m256d lo,
-                                                      __m256d hi) {
-  alignas(32) double lane[8];
-  _mm256_store_pd(lane, lo);
-  _mm256_store_pd(lane + 4, hi);
-  c += kernels::RowPasses::weigh_range(row, i, n, t, m, floor_w, c > cap ? -1 : cap - c, list + c,
-                                       weights, lane);
-  *total = kernels::add_lanes(lane);
+/// avx2_weigh()'s eight entries src[0..7] (ids at..at + 7): their weights into `dst` (when not
+/// null) and their sum into `part` (lanes 8q..8q + 7 of the 32, the caller's pick); returns
+/// the list's count.
+__attribute__((target("avx2,fma"))) inline int weigh8(const float* src, float* dst, int at,
+                                                      __m256 tv, __m256 mv, __m256 fw, int cap,
+                                                      kernels::Candidate* list, __m256& part,
+                                                      int c) {
+  const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(src), tv);
+  const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
+  part = _mm256_add_ps(part, w);
+  if (dst) _mm256_storeu_ps(dst, w);
+  if (c > cap) return c;  // the list is already too long
+  const unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_and_ps(
+      _mm256_cmp_ps(z, _mm256_set1_ps(-INFINITY), _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
+  if (bits == 0) return c;
+  alignas(32) float zs[8], ws[8];
+  _mm256_store_ps(zs, z);
+  _mm256_store_ps(ws, w);
+  return list_capped(bits, c, cap,
+                     [&](unsigned b, int to) { return append_stored(b, zs, ws, at, list, to); });
+}
+
+/// weigh8() over 32 entries src[0..31] (ids from `at`) into the four lane vectors `p`; returns
+/// the list's count.
+__attribute__((target("avx2,fma"))) inline int weigh32(const float* src, float* dst, int at,
+                                                       __m256 tv, __m256 mv, __m256 fw, int cap,
+                                                       kernels::Candidate* list, __m256* p, int c) {
+  for (int q = 0; q < 4; ++q)
+    c = weigh8(src + 8 * q, dst ? dst + 8 * q : nullptr, at + 8 * q, tv, mv, fw, cap, list, p[q],
+               c);
   return c;
 }
 
 /// RowPasses::weigh on AVX2: every weight eight at a time (stored when `weights` is not null),
-/// the total summed as the scalar pass sums it (a chunk of kSumChunk entries is eight vectors
-/// added in float, then to four doubles from the low half and four from the high), the list up
-/// to `cap` entries, the last partial chunk as the scalar pass.
+/// the total summed as the scalar pass sums it (four vectors, 32 entries, into the 32 lanes;
+/// a chunk of kSumChunk entries added in float, then to the doubles), the list up to `cap`
+/// entries. The row's last entries are padded with masked ones (-Inf: weight 0, never listed,
+/// and x + 0 is x, so the sums are the scalar pass's).
 __attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int n, float t, float m,
                                                           float floor_w, int cap,
                                                           kernels::Candidate* list, float* weights,
                                                           double* total) {
-  static_assert(kernels::kWeightLanes == 8 && kernels::kSumChunk % 8 == 0);
-  const __m256 tv = _mm256_set1_ps(1.0f / t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w),
-               neg_inf = _mm256_set1_ps(-INFINITY);
-  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  static_assert(kernels::kWeightLanes == 32 && kernels::kSumChunk % 32 == 0);
+  const __m256 tv = _mm256_set1_ps(1.0f / t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w);
+  __m256 p[4];
+  __m256d d[8];
+  for (__m256& v : p) v = _mm256_setzero_ps();
+  for (__m256d& v : d) v = _mm256_setzero_pd();
   int c = 0, i = 0;
-  for (; i + kernels::kSumChunk <= n;) {
-    __m256 part = _mm256_setzero_ps();
-    for (const int chunk_end = i + kernels::kSumChunk; i < chunk_end; i += 8) {
-      const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(row + i), tv);
-      const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
-      part = _mm256_add_ps(part, w);
-      if (weights) _mm256_storeu_ps(weights + i, w);
-      if (c > cap) continue;  // the list is already too long
-      const unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(
-          _mm256_and_ps(_mm256_cmp_ps(z, neg_inf, _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
-      if (bits == 0) continue;
-      alignas(32) float zs[8], ws[8];
-      _mm256_store_ps(zs, z);
-      _mm256_store_ps(ws, w);
-      c = list_capped(bits, c, cap,
-                      [&](unsigned b, int at) { return append_stored(b, zs, ws, i, list, at); });
-    }
-    add_chunk(lo, hi, part);
+  for (; i + 32 <= n; i += 32) {
+    c = weigh32(row + i, weights ? weights + i : nullptr, i, tv, mv, fw, cap, list, p, c);
+    if ((i + 32) % kernels::kSumChunk == 0) add_chunk8(p, d);
   }
-  return weigh_tail(row, i, n, t, m, floor_w, cap, list, weights, total, c, lo, hi);
+  if (i < n) {  // the last entries, padded to 32
+    alignas(32) float pad[32], w[32];
+    for (int k = 0; k < 32; ++k) pad[k] = i + k < n ? row[i + k] : -INFINITY;
+    c = weigh32(pad, w, i, tv, mv, fw, cap, list, p, c);
+    for (int k = 0; weights && i + k < n; ++k) weights[i + k] = w[k];
+    add_chunk8(p, d);
+  } else if (i % kernels::kSumChunk != 0) {
+    add_chunk8(p, d);
+  }
+  *total = add_lanes8(d);
+  return c;
+}
+
+/// avx2_gather_band()'s eight weights from `at`: those of at least `high` (hv) into `part`
+/// and `over_count`, those in the band appended to out[c...]; returns the new count.
+__attribute__((target("avx2"))) inline int gather8(const float* row, const float* weights, int at,
+                                                   __m256 tv, __m256 lv, __m256 hv,
+                                                   kernels::Candidate* out, __m256& part,
+                                                   int& over_count, int c) {
+  const __m256 w = _mm256_loadu_ps(weights + at);
+  const __m256 over = _mm256_cmp_ps(w, hv, _CMP_GE_OQ);
+  part = _mm256_add_ps(part, _mm256_and_ps(over, w));
+  over_count += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(over)));
+  const unsigned bits = static_cast<unsigned>(
+      _mm256_movemask_ps(_mm256_andnot_ps(over, _mm256_cmp_ps(w, lv, _CMP_GE_OQ))));
+  if (bits == 0) return c;
+  return append_lanes(bits, _mm256_mul_ps(_mm256_loadu_ps(row + at), tv), w, at, out, c);
 }
 
 /// RowPasses::gather_band on AVX2: eight weights compared at a time, those of at least `high`
-/// added in float lanes over their block, as the scalar pass adds them; the rare lanes in the
-/// band appended.
+/// added into the block's 32 float lanes (four vectors), as the scalar pass adds them; the rare
+/// lanes in the band appended.
 __attribute__((target("avx2"))) inline int avx2_gather_band(const float* row, int n, float t,
                                                             const float* weights, float low,
                                                             float high, int block,
@@ -201,25 +248,23 @@ __attribute__((target("avx2"))) inline int avx2_gather_band(const float* row, in
   int c = 0, over_count = 0;
   for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
     const int end = begin + block < n ? begin + block : n;
-    __m256 sum = _mm256_setzero_ps();
+    __m256 p[4];
+    __m256d d[8];
+    for (__m256& v : p) v = _mm256_setzero_ps();
+    for (__m256d& v : d) v = _mm256_setzero_pd();
     int i = begin;
-    for (; i + 8 <= end; i += 8) {
-      const __m256 w = _mm256_loadu_ps(weights + i);
-      const __m256 over = _mm256_cmp_ps(w, hv, _CMP_GE_OQ);
-      sum = _mm256_add_ps(sum, _mm256_and_ps(over, w));
-      over_count += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(over)));
-      const unsigned bits = static_cast<unsigned>(
-          _mm256_movemask_ps(_mm256_andnot_ps(over, _mm256_cmp_ps(w, lv, _CMP_GE_OQ))));
-      if (bits == 0) continue;
-      c = append_lanes(bits, _mm256_mul_ps(_mm256_loadu_ps(row + i), tv), w, i, out, c);
+    for (; i + 32 <= end; i += 32)
+      for (int q = 0; q < 4; ++q)
+        c = gather8(row, weights, i + 8 * q, tv, lv, hv, out, p[q], over_count, c);
+    if (i < end) {  // the row's last, partial block: its last entries as the scalar pass
+      alignas(32) float part[kernels::kWeightLanes];
+      for (int q = 0; q < 4; ++q) _mm256_store_ps(part + 8 * q, p[q]);
+      c += kernels::RowPasses::gather_range(row, i, end, t, weights, low, high, out + c, part,
+                                            &over_count);
+      for (int q = 0; q < 4; ++q) p[q] = _mm256_load_ps(part + 8 * q);
     }
-    alignas(32) float part[8];
-    _mm256_store_ps(part, sum);
-    c += kernels::RowPasses::gather_range(row, i, end, t, weights, low, high, out + c, part,
-                                          &over_count);
-    double lane[8] = {};
-    kernels::add_chunk(lane, part);
-    block_mass[j] = kernels::add_lanes(lane);
+    add_chunk8(p, d);
+    block_mass[j] = add_lanes8(d);
   }
   *above = over_count;
   return c;

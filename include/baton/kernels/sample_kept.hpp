@@ -21,15 +21,30 @@ namespace baton::kernels {
 /// `below` (the mass top-p leaves out: the total less its target). From the bottom, because
 /// the light tokens are many and a sample weighs them well, where the few heavy ones at the
 /// top are easily missed. `mass`: 2 x kMassBins, the caller's; mass[kMassBins + b] is left
-/// holding how many sampled weights are in bins b and above.
+/// holding how many sampled weights are in bins b and above. `tally`: kTallies x kMassBins
+/// more, the caller's scratch. An estimate only picks where to look: the cut is exact whatever
+/// it picks.
+///
+/// The sample is counted, not weighed, in kTallies tallies taken in turn: a count waits on the
+/// last one in its bin, and neighbours in a row share bins. Bin b's tallies are adjacent
+/// (tally[b * kTallies + k]): tallies kMassBins apart would sit a multiple of 4 KiB apart, where
+/// a CPU matching a load to earlier stores by the low address bits makes each count wait on the
+/// others anyway. A bin's mass is taken as its count times its middle weight (a bin is 1/32 of an
+/// octave wide).
 inline constexpr int kEstimateStride = 16;
-BATON_HD inline int estimate_cut_bin(const float* weights, int n, double below, double* mass) {
+inline constexpr int kTallies = 4;
+BATON_HD inline int estimate_cut_bin(const float* weights, int n, double below, double* mass,
+                                     double* tally) {
   double* sampled = mass + kMassBins;
-  for (int b = 0; b < 2 * kMassBins; ++b) mass[b] = 0.0;
-  for (int i = 0; i < n; i += kEstimateStride) {
-    const int b = mass_bin(weights[i]);
-    mass[b] += weights[i];
-    sampled[b] += 1.0;
+  for (int b = 0; b < kTallies * kMassBins; ++b) tally[b] = 0.0;
+  for (int i = 0, k = 0; i < n; i += kEstimateStride, k = (k + 1) % kTallies)
+    tally[mass_bin(weights[i]) * kTallies + k] += 1.0;
+  for (int b = 0; b < kMassBins; ++b) {
+    double count = 0.0;
+    for (int k = 0; k < kTallies; ++k) count += tally[b * kTallies + k];
+    sampled[b] = count;
+    const double low = mass_bin_low(b);
+    mass[b] = count * (b + 1 < kMassBins ? 0.5 * (low + mass_bin_high(b)) : low);
   }
   for (int b = kMassBins - 2; b >= 0; --b) sampled[b] += sampled[b + 1];
   double under = 0.0;
@@ -51,13 +66,16 @@ BATON_HD inline float next_weight_up(float w) {
 
 /// The draw over a dense kept set walks blocks of the row: each block's kept mass (its mass
 /// above the cut's band, summed in lanes by the gather, then its band tokens that are kept),
-/// then the one block where the draw lands. At most kMaxDrawBlocks blocks of a multiple of 8
-/// entries, at least 64.
+/// then the one block where the draw lands. At most kMaxDrawBlocks blocks of a multiple of
+/// kWeightLanes entries, at least 256 (a block's sum ends in a conversion of its 32 lanes:
+/// fewer entries a block would make those the gather's cost).
 inline constexpr int kMaxDrawBlocks = 4096;
 BATON_HD constexpr int draw_block_size(int n) {
   const int per = (n + kMaxDrawBlocks - 1) / kMaxDrawBlocks;
-  return per <= 64 ? 64 : (per + 7) / 8 * 8;
+  return per <= 256 ? 256 : (per + kWeightLanes - 1) / kWeightLanes * kWeightLanes;
 }
+static_assert(kMaxDrawBlocks >= kTallies * kMassBins,
+              "estimate_cut_bin()'s tallies are kept where the block masses go later");
 
 /// The doubles a sampling call's `bins` holds: the bins and the estimate's counts, then the
 /// draw's block masses.
@@ -172,7 +190,7 @@ BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p
   };
   if (top_p < 1.0f) {  // then floor_w > 0
     const double target = static_cast<double>(top_p) * total;
-    const int estimate = estimate_cut_bin(weights, n, total - target, work.bins);
+    const int estimate = estimate_cut_bin(weights, n, total - target, work.bins, block_mass);
     // The band: the estimated bin, widened a bin at a time each way while the sample says it
     // holds few tokens; and when few tokens are heavier than its bottom (a peaked row), all of
     // them, down to where the sample grows dense.

@@ -46,15 +46,23 @@ BATON_HD inline float sample_exp(float x) {
   return p * scale;
 }
 
-/// How a pass sums a row's weights, the same in every loop: entry i adds to lane i % 8; each
+/// How a pass sums a row's weights, the same in every loop: entry i adds to lane i % 32; each
 /// lane sums a chunk of kSumChunk entries in float, in id order, then adds that to its double;
-/// the eight doubles are added pairwise in one fixed order. A vector pass sums exactly as the
-/// scalar one (its chunk is eight vectors), and the float adds spare it the conversions a
+/// the 32 doubles are added pairwise in one fixed order (add_lanes). A vector pass sums exactly
+/// as the scalar one: 32 lanes are two AVX-512 vectors (four AVX2 ones) whose adds do not wait
+/// on each other, where with fewer lanes each vector's add would wait on the last (the chain,
+/// not the exp, was the band pass's cost); and the float adds spare it the conversions a
 /// double per entry costs.
-inline constexpr int kWeightLanes = 8;
-inline constexpr int kSumChunk = 64;
+inline constexpr int kWeightLanes = 32;
+inline constexpr int kSumChunk = 256;
+/// The lanes' doubles added pairwise: lane k and k + 16, then k and k + 8, ... (the halving a
+/// vector pass does in registers, so its total is these bits).
 BATON_HD inline double add_lanes(const double* lane) {
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  double s[kWeightLanes / 2];
+  for (int k = 0; k < kWeightLanes / 2; ++k) s[k] = lane[k] + lane[k + kWeightLanes / 2];
+  for (int width = kWeightLanes / 4; width >= 1; width /= 2)
+    for (int k = 0; k < width; ++k) s[k] += s[k + width];
+  return s[0];
 }
 /// A chunk's float sums into the lanes.
 BATON_HD inline void add_chunk(double* lane, const float* part) {
@@ -105,19 +113,10 @@ struct RowPasses {
   BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
                             Candidate* list, float* weights, double* total) {
     double lane[kWeightLanes] = {};
-    const int c = weigh_range(row, 0, n, t, m, floor_w, cap, list, weights, lane);
-    *total = add_lanes(lane);
-    return c;
-  }
-  /// weigh() over row[begin, end), `begin` a multiple of kSumChunk, the sums added to `lane` (a
-  /// vector pass's last partial chunk goes here); `list` and `cap` count from `begin`.
-  BATON_HD static int weigh_range(const float* row, int begin, int end, float t, float m,
-                                  float floor_w, int cap, Candidate* list, float* weights,
-                                  double* lane) {
     int c = 0;
-    for (int chunk = begin; chunk < end; chunk += kSumChunk) {
+    for (int chunk = 0; chunk < n; chunk += kSumChunk) {
       float part[kWeightLanes] = {};
-      const int chunk_end = chunk + kSumChunk < end ? chunk + kSumChunk : end;
+      const int chunk_end = chunk + kSumChunk < n ? chunk + kSumChunk : n;
       for (int i = chunk; i < chunk_end; ++i) {
         const float z = scaled_logit(row[i], t);
         const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
@@ -130,13 +129,14 @@ struct RowPasses {
       }
       add_chunk(lane, part);
     }
+    *total = add_lanes(lane);
     return c;
   }
   /// Appends to `out`, in id order, every entry whose weight is in [low, high) (low > 0, so none
   /// is masked), and sums the weights of at least `high` (the mass ranked before the band) for
   /// each block of `block` entries (a multiple of kWeightLanes) into block_mass[j], each lane in
-  /// float over the whole block, then add_lanes; `*above` counts them. Returns how many
-  /// entries it appended.
+  /// float over the whole block, then to double and add_lanes; `*above` counts them. Returns how
+  /// many entries it appended.
   BATON_HD static int gather_band(const float* row, int n, float t, const float* weights, float low,
                                   float high, int block, Candidate* out, double* block_mass,
                                   int* above) {

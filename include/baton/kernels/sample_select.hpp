@@ -116,10 +116,11 @@ inline constexpr std::uint32_t kMassBinBase = (0x3F800000u >> 18) - (kMassBins -
 BATON_HD inline int mass_bin(float w) {
   std::uint32_t bits = 0;
   __builtin_memcpy(&bits, &w, 4);
-  const std::uint32_t b = bits >> 18;  // weights are >= 0: no sign bit
-  return b <= kMassBinBase
-             ? 0
-             : (b - kMassBinBase >= kMassBins ? kMassBins - 1 : static_cast<int>(b - kMassBinBase));
+  // Weights are >= 0: no sign bit. Clamped without a branch: the sampler's estimate bins
+  // weights of no predictable size on its way through the row.
+  int b = static_cast<int>(bits >> 18) - static_cast<int>(kMassBinBase);
+  b = b > 0 ? b : 0;
+  return b < kMassBins - 1 ? b : kMassBins - 1;
 }
 
 /// The weights of bin b: [low, high), for b > 0 (bin 0 holds everything under bin 1's low).
