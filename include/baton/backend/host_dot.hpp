@@ -30,6 +30,7 @@
 /// whose target differs. Host only: never included from .cu files.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -295,23 +296,51 @@ void rows_against(const W* w, const X* x, std::size_t ldx, int n, int in, float*
   if (left == 1) K::template run<1, NR>(w, x, ldx, in, y, ldy, accumulate);
 }
 
+/// How much of x and of W a tiled product keeps in cache at once: x in blocks of rows of about
+/// kRowBlockBytes, W in panels of rows of about kPanelBytes; within a panel every block of x
+/// meets every weight row. Without blocks, a prefill's 512 rows of x (2 MB at 1024 inputs, more
+/// than a core's L2) were streamed again for every few weight rows, and the products ran at
+/// two thirds of their rate at 128 rows. The blocks only order the tiles: each output is still
+/// summed by one kernel call in the one order above.
+inline constexpr std::size_t kRowBlockBytes = std::size_t{128} << 10;
+inline constexpr std::size_t kPanelBytes = std::size_t{512} << 10;
+
+/// `bytes` worth of items of `item` bytes, rounded down to a multiple of `unit`, at least one.
+inline int items_within(std::size_t bytes, std::size_t item, int unit) {
+  const auto fit = static_cast<long>(bytes / (item > 0 ? item : 1));
+  return static_cast<int>(std::max<long>(unit, fit / unit * unit));
+}
+
 /// y rows [0, n), columns [o0, o1), with the kernels K in their Shape; the columns left over
-/// one at a time.
+/// one at a time. Many rows go by panels of weight rows and blocks of x's rows (kPanelBytes,
+/// kRowBlockBytes).
 template <class K, class W, class X>
 void tiles(const W* w, const X* x, std::size_t ldx, int n, int in, int o0, int o1, float* y,
            std::size_t ldy, bool accumulate) {
   using S = Shape<K>;
   const std::size_t ldw = static_cast<std::size_t>(in);
-  int o = o0;
   if (n == 1) {
+    int o = o0;
     for (; o + S::single <= o1; o += S::single)
       K::template run<1, S::single>(w + o * ldw, x, ldx, in, y + o, ldy, accumulate);
-  } else {
-    for (; o + S::cols <= o1; o += S::cols)
-      rows_against<K, S::rows, S::cols>(w + o * ldw, x, ldx, n, in, y + o, ldy, accumulate);
+    for (; o < o1; ++o) K::template run<1, 1>(w + o * ldw, x, ldx, in, y + o, ldy, accumulate);
+    return;
   }
-  for (; o < o1; ++o)
-    rows_against<K, S::rows, 1>(w + o * ldw, x, ldx, n, in, y + o, ldy, accumulate);
+  const int panel = items_within(kPanelBytes, ldw * sizeof(W), S::cols);
+  const int block = items_within(kRowBlockBytes, ldx * sizeof(X), S::rows);
+  for (int p0 = o0; p0 < o1; p0 += panel) {
+    const int p1 = std::min(o1, p0 + panel);
+    for (int t = 0; t < n; t += block) {
+      const int rows = std::min(block, n - t);
+      const X* xt = x + t * ldx;
+      float* yt = y + t * ldy;
+      int o = p0;
+      for (; o + S::cols <= p1; o += S::cols)
+        rows_against<K, S::rows, S::cols>(w + o * ldw, xt, ldx, rows, in, yt + o, ldy, accumulate);
+      for (; o < p1; ++o)
+        rows_against<K, S::rows, 1>(w + o * ldw, xt, ldx, rows, in, yt + o, ldy, accumulate);
+    }
+  }
 }
 
 }  // namespace detail
