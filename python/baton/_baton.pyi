@@ -228,9 +228,9 @@ class Model:
     A model folder (Hugging Face layout: config.json + safetensors) loaded for generation on the host backend.
     """
 
-    def __init__(self, path: str, *, tokenizer: str | None = None, backend: str | None = None, storage: str | None = None, threads: int | None = None, bf16_products: bool | None = None) -> None:
+    def __init__(self, path: str, *, tokenizer: str | None = None, backend: str | None = None, storage: str | None = None, threads: int | None = None, bf16_products: bool | None = None, isa: str | None = None) -> None:
         """
-        Reads and checks `path`/config.json, loads the weights (once: every generate() runs on them) and the tokenizer (`tokenizer`, else `path`/tokenizer.json when it exists). storage: 'f32', 'bf16', 'f16', 'q8_0' or 'q4_0' (default: the checkpoint's dtype); threads: the host thread pool's size (0 or None: every core); bf16_products: as `baton generate --bf16-products`; backend: 'host' (the only one this module has).
+        Reads and checks `path`/config.json, loads the weights (once: every generate() runs on them) and the tokenizer (`tokenizer`, else `path`/tokenizer.json when it exists). storage: 'f32', 'bf16', 'f16', 'q8_0' or 'q4_0' (default: the checkpoint's dtype); threads: the host thread pool's size (0 or None: every core); bf16_products: as `baton generate --bf16-products`; isa: the kernel family, 'avx512', 'avx2' or 'portable', as `baton generate --isa` (default: the best this CPU runs); backend: 'host' (the only one this module has).
         """
 
     def generate(self, prompt: str | Sequence[int], *, max_new: int, adapter: str | None = None, chat: bool = False, ignore_eos: bool = False, regex: str | None = None, json_schema: str | None = None, temperature: float | None = None, top_k: int | None = None, top_p: float | None = None, min_p: float | None = None, repeat_penalty: float | None = None, presence_penalty: float | None = None, frequency_penalty: float | None = None, repeat_last_n: int | None = None, seed: int | None = None, logprobs: int | None = None, logits: bool = False, step_logits: bool = False) -> Generation:
@@ -258,9 +258,9 @@ class Relay:
     """
 
     @staticmethod
-    def from_file(path: str, *, backend: str | None = None, storage: str | None = None, threads: int | None = None, bf16_products: bool | None = None, slots: int = 1, request_specials: bool = False) -> Relay:
+    def from_file(path: str, *, backend: str | None = None, storage: str | None = None, threads: int | None = None, bf16_products: bool | None = None, isa: str | None = None, slots: int = 1, request_specials: bool = False) -> Relay:
         """
-        Reads `path` as `baton relay --config` does, builds the relay and pre-warms every stage's prefix. slots: requests each stage serves at once (run_many's concurrency at most); request_specials: request text may spell added tokens as those tokens (default: request text is plain text). storage, threads, bf16_products and backend override the file as the CLI's options do.
+        Reads `path` as `baton relay --config` does, builds the relay and pre-warms every stage's prefix. slots: requests each stage serves at once (run_many's concurrency at most); request_specials: request text may spell added tokens as those tokens (default: request text is plain text). storage, threads, bf16_products, isa and backend override the file as the CLI's options do.
         """
 
     def run(self, request: str | Sequence[int]) -> RelayResult:

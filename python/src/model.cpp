@@ -63,6 +63,7 @@ class ModelHandle {
         storage_((load.check(), load.storage_type())),  // the keywords first, then the files
         config_(load_runtime_config(path)),
         context_(HostContextOptions{.threads = load.threads.value_or(0),
+                                    .isa = load.isa_family(),
                                     .bf16_products = load.bf16_products}),
         weights_(cli::load_generator_dispatch<host>(path, config_, storage_)) {
     const std::filesystem::path tok_file = tokenizer
@@ -182,20 +183,23 @@ void bind_model(nb::module_& m) {
           "__init__",
           [](ModelHandle* self, const std::string& path, std::optional<std::string> tokenizer,
              std::optional<std::string> backend, std::optional<std::string> storage,
-             std::optional<int> threads, std::optional<bool> bf16_products) {
-            const LoadOptions load{backend, storage, threads, bf16_products};
+             std::optional<int> threads, std::optional<bool> bf16_products,
+             std::optional<std::string> isa) {
+            const LoadOptions load{backend, storage, threads, bf16_products, isa};
             nb::gil_scoped_release unlocked;
             new (self) ModelHandle(path, tokenizer, load);
           },
           nb::arg("path"), nb::kw_only(), nb::arg("tokenizer") = nb::none(),
           nb::arg("backend") = nb::none(), nb::arg("storage") = nb::none(),
           nb::arg("threads") = nb::none(), nb::arg("bf16_products") = nb::none(),
+          nb::arg("isa") = nb::none(),
           "Reads and checks `path`/config.json, loads the weights (once: every generate() "
           "runs on them) and the tokenizer (`tokenizer`, else "
           "`path`/tokenizer.json when it exists). storage: 'f32', 'bf16', 'f16', 'q8_0' or "
           "'q4_0' (default: the checkpoint's dtype); threads: the host thread pool's size (0 or "
-          "None: every core); bf16_products: as `baton generate --bf16-products`; backend: "
-          "'host' (the only one this module has).")
+          "None: every core); bf16_products: as `baton generate --bf16-products`; isa: the "
+          "kernel family, 'avx512', 'avx2' or 'portable', as `baton generate --isa` (default: "
+          "the best this CPU runs); backend: 'host' (the only one this module has).")
       .def(
           "generate",
           [](ModelHandle& self, const Request& prompt, int max_new,

@@ -59,6 +59,7 @@ RelayHandle::RelayHandle(const std::filesystem::path& path, const LoadOptions& l
   }
   if (load.threads) spec.host.threads = *load.threads;
   if (load.bf16_products) spec.host.bf16_products = load.bf16_products;
+  if (const auto isa = load.isa_family()) spec.host.isa = isa;
   if (const auto s = load.storage_type()) spec.storage = s;
   spec.slots = slots;
   // The model's tokenizer is taken when the file names none and it exists, as `baton relay
@@ -80,20 +81,21 @@ void bind_relay(nb::module_& m) {
           "from_file",
           [](const std::string& path, std::optional<std::string> backend,
              std::optional<std::string> storage, std::optional<int> threads,
-             std::optional<bool> bf16_products, int slots, bool request_specials) {
-            const LoadOptions load{backend, storage, threads, bf16_products};
+             std::optional<bool> bf16_products, std::optional<std::string> isa, int slots,
+             bool request_specials) {
+            const LoadOptions load{backend, storage, threads, bf16_products, isa};
             nb::gil_scoped_release unlocked;
             return std::make_shared<RelayHandle>(path, load, slots, request_specials);
           },
           nb::arg("path"), nb::kw_only(), nb::arg("backend") = nb::none(),
           nb::arg("storage") = nb::none(), nb::arg("threads") = nb::none(),
-          nb::arg("bf16_products") = nb::none(), nb::arg("slots") = 1,
+          nb::arg("bf16_products") = nb::none(), nb::arg("isa") = nb::none(), nb::arg("slots") = 1,
           nb::arg("request_specials") = false,
           "Reads `path` as `baton relay --config` does, builds the relay and pre-warms every "
           "stage's prefix. slots: requests each stage serves at once (run_many's concurrency "
           "at most); request_specials: request text may spell added tokens as those tokens "
-          "(default: request text is plain text). storage, threads, bf16_products and backend "
-          "override the file as the CLI's options do.")
+          "(default: request text is plain text). storage, threads, bf16_products, isa and "
+          "backend override the file as the CLI's options do.")
       .def(
           "run",
           [](RelayHandle& self, const Request& request) {

@@ -97,6 +97,10 @@ def test_bad_keywords_are_usage_errors_that_name_them(golden, demo):
         baton.Model(model_dir, storage="q3")
     with pytest.raises(baton.UsageError, match="backend='cuda'"):
         baton.Model(model_dir, backend="cuda")
+    with pytest.raises(baton.UsageError, match="isa='avx3'.*'avx512', 'avx2' or 'portable'"):
+        baton.Model(model_dir, isa="avx3")
+    with pytest.raises(baton.UsageError, match="isa='sse'"):
+        baton.Relay.from_file(os.path.join(demo, "relay.json"), isa="sse")
     m = baton.Model(model_dir)
     with pytest.raises(baton.UsageError, match="max_new=0"):
         m.generate([1], max_new=0)

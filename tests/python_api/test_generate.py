@@ -52,6 +52,20 @@ def test_ids_and_logits_equal_the_cli(cli, golden, model, adapter):
     assert np.array_equal(g.logits, np.array(ref["logits"], dtype=np.float32))
 
 
+@pytest.mark.parametrize("isa", ["avx2", "portable"])
+def test_isa_keyword_equals_the_clis_isa(cli, golden, isa):
+    """isa= reaches the host context as --isa does: the logits of that kernel family, bit for
+    bit (each family sums in its own order, docs/batching.md)."""
+    if isa == "avx2" and "avx2" not in open("/proc/cpuinfo").read():
+        pytest.skip("this CPU does not run the avx2 kernels")
+    model_dir = os.path.join(golden, "qwen-c")
+    ids = prompt_for("qwen-c", 5, 9)
+    g = baton.Model(model_dir, isa=isa).generate(ids, max_new=6, ignore_eos=True, logits=True)
+    ref = cli_generate(cli, model_dir, ids, 6, "--ignore-eos", "--logits", "--isa", isa)
+    assert g.ids == ref["ids"]
+    assert np.array_equal(g.logits, np.array(ref["logits"], dtype=np.float32))
+
+
 def test_stops_at_the_models_eos_as_the_cli_does(cli, demo):
     """The demo model ends its answer with <|im_end|> (config.json's eos_token_id): generation
     stops there, before max_new, and the stop id is not among the ids."""

@@ -5,6 +5,7 @@ request alone; the stream against the run it streams; the prototype's Baton and 
 import json
 import os
 
+import numpy as np
 import pytest
 
 import baton
@@ -73,6 +74,26 @@ def test_ids_relay_equals_the_cli(cli, golden, write_relay):
     assert runs_of(r) == cli_runs(ref)
     assert (r.verdict, r.cycles) == (ref["verdict"], ref["cycles"]) == ("fail", 2)
     assert r.text is None  # no tokenizer: ids only
+
+
+def test_isa_keyword_equals_the_clis_isa(cli, golden, write_relay):
+    """isa= overrides the file as --isa does: the same runs, and every log-probability bit for
+    bit (each kernel family sums in its own order, so the bits tell the family apart)."""
+    spec = golden_relay_spec(golden)
+    for stage in spec["stages"]:
+        stage["sampling"] = {"logprobs": True}
+    path = write_relay(spec)
+    request = [4, 9, 33, 120]
+    r = baton.Relay.from_file(path, isa="portable").run(request)
+    ref = cli("relay", "--config", path, "--json", "--isa", "portable", "--ids",
+              ",".join(map(str, request)))
+    assert runs_of(r) == cli_runs(ref)
+    mine = [np.float32(t.logprob) for run in r.runs for t in run.logprobs]
+    theirs = [np.float32(t["logprob"]) for s in ref["stages"] for t in s["logprobs"]]
+    assert len(mine) == len(theirs) > 20 and mine == theirs
+    if "avx2" in open("/proc/cpuinfo").read():  # the default family is another one here
+        default = baton.Relay.from_file(path).run(request)
+        assert [np.float32(t.logprob) for run in default.runs for t in run.logprobs] != mine
 
 
 def test_run_many_equals_each_request_alone(demo):
