@@ -109,8 +109,10 @@ def ids(rng, n: int) -> list[int]:
     return [int(x) for x in rng.integers(3, models.QWEN2.vocab, n)]
 
 
-def workload(work: Path, hf: Path, requests: int, threads: int, bf16_products: bool,
+def workload(work: Path, hf: Path, requests: int, threads: int, bf16_products: bool | None,
              seed: int = 7) -> tuple[Path, dict]:
+    """The relay file and its requests. bf16_products None leaves baton's default (the bf16
+    products where the CPU has AVX512-BF16 or AMX); True or False forces them on or off."""
     rng = np.random.default_rng(seed)
     prefixes = [ids(rng, PREFIX) for _ in STAGES]
     stages = []
@@ -120,8 +122,10 @@ def workload(work: Path, hf: Path, requests: int, threads: int, bf16_products: b
             "adapter": str(make_adapter(work / f"adapter-{name}", 100 + k)),
             "input": [{"request": True} if x == "request" else {"out": STAGES[x][0]}
                       for x in inputs]})
-    relay = {"model": str(hf), "stages": stages, "max_request_tokens": REQUEST,
-             "host": {"threads": threads, "bf16_products": bf16_products}}
+    host = {"threads": threads}
+    if bf16_products is not None:
+        host["bf16_products"] = bf16_products
+    relay = {"model": str(hf), "stages": stages, "max_request_tokens": REQUEST, "host": host}
     (work / "relay.json").write_text(json.dumps(relay))
     reqs = [ids(rng, REQUEST) for _ in range(requests)]
     return work / "relay.json", {"prefixes": prefixes, "requests": reqs, "max_new": MAX_NEW,
@@ -152,8 +156,11 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sequential-requests", type=int, default=8,
                     help="requests of the sequential baseline run beside each parallelism")
-    ap.add_argument("--bf16-products", action="store_true",
-                    help="baton's opt-in bf16 products (AVX512-BF16), as llama.cpp multiplies bf16")
+    products = ap.add_mutually_exclusive_group()
+    products.add_argument("--bf16-products", dest="bf16_products", action="store_const",
+                          const=True, help="baton's bf16 products required (AVX512-BF16 / AMX)")
+    products.add_argument("--f32-products", dest="bf16_products", action="store_const",
+                          const=False, help="baton's bf16 weights times f32 activations")
     ap.add_argument("--min-requests", type=int, default=16,
                     help="requests per run: max(this, parallelism)")
     ap.add_argument("--no-llama", action="store_true",

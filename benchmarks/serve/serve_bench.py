@@ -82,7 +82,11 @@ def main():
     ap.add_argument("--per-client", type=int, default=2, help="requests per client at a level")
     ap.add_argument("--min-requests", type=int, default=16, help="requests per level at least")
     ap.add_argument("--seconds", type=float, default=180, help="time cap per level")
-    ap.add_argument("--bf16-products", action="store_true", help="baton's bf16 products")
+    products = ap.add_mutually_exclusive_group()  # neither: baton's default for the CPU
+    products.add_argument("--bf16-products", dest="bf16_products", action="store_const",
+                          const=True, help="baton's bf16 products required (AVX512-BF16 / AMX)")
+    products.add_argument("--f32-products", dest="bf16_products", action="store_const",
+                          const=False, help="baton's bf16 weights times f32 activations")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-word-problems", action="store_true",
                     help="only the 155M relay, baton against llama-server")
