@@ -201,9 +201,8 @@ void check_rows_alone(const Path& path, std::mt19937& rng) {
   for (int trial = 0; trial < 7; ++trial) {
     // The last trial's rows are long enough that the products go by several blocks of x's rows
     // and panels of W's (host_dot::kRowBlockBytes, kPanelBytes), with rows and columns left over.
-    const bool blocked = trial == 6;
-    const int n = blocked ? 61 : rows_of(rng), in = blocked ? 3000 : depth_of(rng),
-              out = trial == 0 ? 96 : blocked ? 131 : width_of(rng);
+    int n = 61, in = 3000, out = 131;
+    if (trial < 6) n = rows_of(rng), in = depth_of(rng), out = trial == 0 ? 96 : width_of(rng);
     std::vector<W> w(static_cast<std::size_t>(out) * in);
     std::vector<float> x(static_cast<std::size_t>(n) * in), y0(static_cast<std::size_t>(n) * out);
     for (auto& v : w) v = narrow<W>(u(rng));

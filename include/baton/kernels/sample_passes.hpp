@@ -50,9 +50,8 @@ BATON_HD inline float sample_exp(float x) {
 /// lane sums a chunk of kSumChunk entries in float, in id order, then adds that to its double;
 /// the 32 doubles are added pairwise in one fixed order (add_lanes). A vector pass sums exactly
 /// as the scalar one: 32 lanes are two AVX-512 vectors (four AVX2 ones) whose adds do not wait
-/// on each other, where with fewer lanes each vector's add would wait on the last (the chain,
-/// not the exp, was the band pass's cost); and the float adds spare it the conversions a
-/// double per entry costs.
+/// on each other, where with eight lanes each vector's add waited on the last; and the float
+/// adds spare it the conversions a double per entry costs.
 inline constexpr int kWeightLanes = 32;
 inline constexpr int kSumChunk = 256;
 /// The lanes' doubles added pairwise: lane k and k + 16, then k and k + 8, ... (the halving a
