@@ -289,22 +289,27 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
               const kernels::KeptSet got = kernels::truncate(
                   row.data(), n, p, {scratch.data(), weights.data(), bins.data()});
               CHECK(plain.list != nullptr);
-              CHECK(plain.count == got.count);
-              REQUIRE(got.count == static_cast<int>(kept_set.size()));
-              // The bound is the worst kept token, or (dense, nothing cut) keep_all().
-              if (got.cut.id != kernels::keep_all().id) {
-                CHECK(plain.cut.id == got.cut.id);
-                CHECK(got.cut.id == kept_set.back().id);
-              } else {
-                CHECK((got.list == nullptr && top_p == 1.0f && min_p == 0.0f));
+              REQUIRE(plain.count == static_cast<int>(kept_set.size()));
+              // The bound is the worst kept token.
+              CHECK(plain.cut.id == kept_set.back().id);
+              if (got.list) {
+                CHECK(got.count == plain.count);
+                CHECK(got.cut.id == plain.cut.id);
               }
               CHECK(got.listed <= n);
               ++(got.list ? listed_sets : dense_sets);
-              // The draw: the inverse CDF of the kept set's weights in id order.
+              // The draw: a listed set's is the inverse CDF of the kept set's weights in id
+              // order; a dense set's, by rejection, a kept token (its distribution: the
+              // chi-square test on dense rows below).
               std::sort(kept_set.begin(), kept_set.end(),
                         [](const auto& a, const auto& b) { return a.id < b.id; });
               double kept_mass = 0;
               for (const auto& c : kept_set) kept_mass += c.w;
+              auto is_kept = [&](std::int32_t id) {
+                return std::binary_search(kept_set.begin(), kept_set.end(),
+                                          kernels::Candidate{0.0f, 0.0f, id},
+                                          [](const auto& a, const auto& b) { return a.id < b.id; });
+              };
               for (const double u : {0.0, 0.3, 0.77, 0.999999}) {
                 double acc = 0;
                 std::int32_t want = kept_set.back().id;
@@ -315,8 +320,14 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
                     break;
                   }
                 }
-                CHECK(kernels::draw(got, u) == want);
                 CHECK(kernels::draw(plain, u) == want);
+                if (got.list) CHECK(kernels::draw(got, u) == want);
+              }
+              if (!got.list) {
+                int outside = 0;
+                for (int k = 0; k < 64; ++k)
+                  outside += !is_kept(kernels::draw(got, kernels::sample_uniform(7, 0, k)));
+                CHECK(outside == 0);
               }
               ++checked;
             }
@@ -391,7 +402,6 @@ void check_vector_passes() {
         const kernels::BlockScan want = kernels::RowPasses::block(row.data(), begin, end);
         const kernels::BlockScan got = Vec::block(row.data(), begin, end);
         CHECK(got.bad == want.bad);
-        CHECK(got.finite == want.finite);
         if (!want.bad) CHECK(got.max == want.max);
       }
       std::vector<kernels::Candidate> s1(static_cast<std::size_t>(kernels::sample_scratch_size(n)));
@@ -412,12 +422,14 @@ void check_vector_passes() {
               REQUIRE(got.listed == want.listed);
               REQUIRE((got.list == nullptr) == (want.list == nullptr));
               if (want.count == 0) continue;
-              if (!want.list) {  // dense: the same weights, and each block's kept mass, bit for bit
+              if (!want.list) {  // dense: the same weights, first round's masses and target
                 ++dense;
                 CHECK(std::memcmp(w1.data(), w2.data(), w1.size() * sizeof(float)) == 0);
                 const int blocks = (n + want.block - 1) / want.block;
                 CHECK(std::memcmp(want.block_mass, got.block_mass,
                                   static_cast<std::size_t>(blocks) * sizeof(double)) == 0);
+                CHECK(std::bit_cast<std::uint64_t>(got.top_mass) ==
+                      std::bit_cast<std::uint64_t>(want.top_mass));
               }
               CHECK(got.cut.id == want.cut.id);
               CHECK(got.max_z == want.max_z);
@@ -428,8 +440,13 @@ void check_vector_passes() {
                 same_list = same_list && got.list[i].id == want.list[i].id &&
                             got.list[i].z == want.list[i].z && got.list[i].w == want.list[i].w;
               CHECK(same_list);
-              for (const double u : {0.0, 0.41, 0.999})
-                CHECK(kernels::draw(got, u) == kernels::draw(want, u));
+              // Sixteen uniforms: a dense draw past top-p's mass takes further rounds.
+              bool same_draws = true;
+              for (std::uint32_t k = 0; k < 16; ++k) {
+                const double u = k == 0 ? 0.0 : kernels::sample_uniform(11, 0, k);
+                same_draws = same_draws && kernels::draw<Vec>(got, u) == kernels::draw(want, u);
+              }
+              CHECK(same_draws);
             }
       // top-p's pass alone: the same weights, list and total, bit for bit (the total's lanes).
       const kernels::BlockScan all = kernels::RowPasses::block(row.data(), 0, n);
@@ -437,14 +454,20 @@ void check_vector_passes() {
         for (const float t : {0.7f, 1.3f}) {
           double total_want = 0.0, total_got = 0.0;
           const float m = kernels::scaled_logit(all.max, t);
-          const int c_want = kernels::RowPasses::weigh(row.data(), n, t, m, 1e-3f, n, s1.data(),
-                                                       w1.data(), &total_want);
-          const int c_got =
-              Vec::weigh(row.data(), n, t, m, 1e-3f, n, s2.data(), w2.data(), &total_got);
+          const int block = kernels::draw_block_size(n), blocks = (n + block - 1) / block;
+          std::vector<double> mass_want(static_cast<std::size_t>(blocks), -1.0),
+              mass_got(mass_want.size(), -2.0);
+          const int c_want =
+              kernels::RowPasses::weigh(row.data(), n, t, m, 1e-3f, n, s1.data(), w1.data(),
+                                        &total_want, mass_want.data(), block);
+          const int c_got = Vec::weigh(row.data(), n, t, m, 1e-3f, n, s2.data(), w2.data(),
+                                       &total_got, mass_got.data(), block);
           CHECK(std::memcmp(w1.data(), w2.data(), w1.size() * sizeof(float)) == 0);
           REQUIRE(c_got == c_want);
           CHECK(std::bit_cast<std::uint64_t>(total_got) ==
                 std::bit_cast<std::uint64_t>(total_want));
+          CHECK(std::memcmp(mass_want.data(), mass_got.data(), mass_want.size() * sizeof(double)) ==
+                0);
           bool same = true;
           for (int i = 0; i < c_want; ++i)
             same = same &&
@@ -452,36 +475,24 @@ void check_vector_passes() {
                    std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].w) ==
                        std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].w);
           CHECK(same);
-          // The band gather and the least weight with bounds at weights of the row itself, so
-          // that tied weights (the rounded rows) sit exactly on them: the same band, counts and
-          // block masses, bit for bit.
-          float low = w1[static_cast<std::size_t>(n / 3)],
-                high = w1[static_cast<std::size_t>(n / 2)];
-          if (low > high) std::swap(low, high);
-          if (low > 0.0f) {
-            const int block = kernels::draw_block_size(n), blocks = (n + block - 1) / block;
-            std::vector<double> mass_want(static_cast<std::size_t>(blocks)),
-                mass_got(mass_want.size());
-            int above_want = -1, above_got = -2;
-            const int g_want =
-                kernels::RowPasses::gather_band(row.data(), n, t, w1.data(), low, high, block,
-                                                s1.data(), mass_want.data(), &above_want);
-            const int g_got = Vec::gather_band(row.data(), n, t, w1.data(), low, high, block,
-                                               s2.data(), mass_got.data(), &above_got);
-            REQUIRE(g_got == g_want);
-            CHECK(above_got == above_want);
-            CHECK(std::memcmp(mass_want.data(), mass_got.data(),
-                              mass_want.size() * sizeof(double)) == 0);
-            bool same_band = true;
-            for (int i = 0; i < g_want; ++i)
-              same_band =
-                  same_band &&
-                  s1[static_cast<std::size_t>(i)].id == s2[static_cast<std::size_t>(i)].id &&
-                  std::bit_cast<std::uint32_t>(s1[static_cast<std::size_t>(i)].z) ==
-                      std::bit_cast<std::uint32_t>(s2[static_cast<std::size_t>(i)].z);
-            CHECK(same_band);
-            CHECK(Vec::least_weight(w1.data(), 0, n, low) ==
-                  kernels::RowPasses::least_weight(w1.data(), 0, n, low));
+          // A dense draw's round: each block's mass before bounds at tokens of the row itself,
+          // so that tied weights and logits (the rounded rows, the signed zeros) sit exactly on
+          // them, and before a floor at one of its weights: the same masses, bit for bit.
+          for (const int at : {n / 3, n / 2, n - 1}) {
+            const float w_at = w1[static_cast<std::size_t>(at)];
+            if (!(w_at > 0.0f)) continue;
+            const kernels::Candidate bounds[] = {
+                {kernels::scaled_logit(row[static_cast<std::size_t>(at)], t), w_at, at},
+                {INFINITY, std::nextafter(w_at, 0.0f), 0}};
+            for (const kernels::Candidate& bound : bounds) {
+              std::fill(mass_want.begin(), mass_want.end(), -1.0);
+              std::fill(mass_got.begin(), mass_got.end(), -2.0);
+              kernels::RowPasses::mass_before(row.data(), n, t, w1.data(), bound, block,
+                                              mass_want.data());
+              Vec::mass_before(row.data(), n, t, w1.data(), bound, block, mass_got.data());
+              CHECK(std::memcmp(mass_want.data(), mass_got.data(),
+                                mass_want.size() * sizeof(double)) == 0);
+            }
           }
           // And the log-probabilities: the same sum, list and values, bit for bit.
           const std::int32_t chosen = kernels::argmax(row.data(), n);

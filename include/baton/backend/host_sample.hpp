@@ -25,26 +25,24 @@ namespace baton::host_simd {
 namespace detail {
 
 /// RowPasses::block on AVX2.
-__attribute__((target("avx2"))) inline kernels::BlockScan avx2_block(const float* row, int begin,
-                                                                     int end) {
-  const __m256 inf = _mm256_set1_ps(INFINITY), neg_inf = _mm256_set1_ps(-INFINITY);
-  __m256 mx = neg_inf, bad = _mm256_setzero_ps();
-  int finite = 0, i = begin;
-  for (; i + 8 <= end; i += 8) {
-    const __m256 v = _mm256_loadu_ps(row + i);
-    bad = _mm256_or_ps(
-        bad, _mm256_or_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), _mm256_cmp_ps(v, inf, _CMP_EQ_OQ)));
-    finite += __builtin_popcount(
-        static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, neg_inf, _CMP_NEQ_UQ))));
-    mx = _mm256_max_ps(mx, v);  // NaN lanes are flagged in `bad`, which discards the result
+__attribute__((target("avx2"), flatten)) inline kernels::BlockScan avx2_block(const float* row,
+                                                                              int begin, int end) {
+  // A NaN is flagged as it passes; +Inf is the maximum's (the row is discarded either way).
+  __m256 mx0 = _mm256_set1_ps(-INFINITY), mx1 = mx0, nan = _mm256_setzero_ps();
+  int i = begin;
+  for (; i + 16 <= end; i += 16) {
+    const __m256 v0 = _mm256_loadu_ps(row + i), v1 = _mm256_loadu_ps(row + i + 8);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v0, v1, _CMP_UNORD_Q));
+    mx0 = _mm256_max_ps(mx0, v0);
+    mx1 = _mm256_max_ps(mx1, v1);
   }
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, mx);
+  alignas(32) float lanes[16];
+  _mm256_store_ps(lanes, mx0);
+  _mm256_store_ps(lanes + 8, mx1);
   kernels::BlockScan s = kernels::RowPasses::block(row, i, end);
   for (const float l : lanes)
     if (l > s.max) s.max = l;
-  s.finite += finite;
-  s.bad |= _mm256_movemask_ps(bad) != 0;
+  s.bad |= _mm256_movemask_ps(nan) != 0 || s.max == INFINITY;
   return s;
 }
 
@@ -93,10 +91,9 @@ __attribute__((target("avx2"))) inline int append_lanes(unsigned bits, __m256 z,
 
 /// RowPasses::list_at_least on AVX2: the bound tested and the weights computed eight entries at
 /// a time (avx2_sample_exp); the entries that pass are appended in id order.
-__attribute__((target("avx2,fma"))) inline int avx2_list_at_least(const float* row, int begin,
-                                                                  int end, float t, float floor_z,
-                                                                  float m, float floor_w,
-                                                                  kernels::Candidate* list) {
+__attribute__((target("avx2,fma"), flatten)) inline int avx2_list_at_least(
+    const float* row, int begin, int end, float t, float floor_z, float m, float floor_w,
+    kernels::Candidate* list) {
   const __m256 tv = _mm256_set1_ps(1.0f / t), fz = _mm256_set1_ps(floor_z), mv = _mm256_set1_ps(m),
                fw = _mm256_set1_ps(floor_w), neg_inf = _mm256_set1_ps(-INFINITY);
   int c = 0, i = begin;
@@ -136,6 +133,25 @@ __attribute__((target("avx2"))) inline double add_lanes8(const __m256d* d) {
   return _mm_cvtsd_f64(_mm_add_sd(v, _mm_unpackhi_pd(v, v)));                            // k + 1
 }
 
+/// A chunk's mass from its four float lane vectors, as kernels::add_chunk_mass sums it (to
+/// double, add_lanes).
+__attribute__((target("avx2"))) inline double chunk_sum8(const __m256* p) {
+  __m256d d[8];
+  for (int q = 0; q < 4; ++q) {
+    d[2 * q] = _mm256_cvtps_pd(_mm256_castps256_ps128(p[q]));
+    d[2 * q + 1] = _mm256_cvtps_pd(_mm256_extractf128_ps(p[q], 1));
+  }
+  return add_lanes8(d);
+}
+
+/// The end of a weighing chunk starting at `chunk`: its mass to its block (when `block_mass` is
+/// not null), its lanes to the doubles (add_chunk8).
+__attribute__((target("avx2"))) inline void end_chunk8(__m256* p, __m256d* d, double* block_mass,
+                                                       int chunk, int block) {
+  if (block_mass) kernels::place_chunk_mass(block_mass, chunk, block, chunk_sum8(p));
+  add_chunk8(p, d);
+}
+
 /// weigh()'s list as the scalar pass keeps it: the lanes of `bits` (in id order) found with c
 /// entries listed, appended by `append(bits, c)` (which returns the new count) while the list
 /// has room for them all; otherwise the first cap - c of them, and cap + 1 (the list is too
@@ -168,6 +184,7 @@ __attribute__((target("avx2,fma"))) inline int weigh8(const float* src, float* d
   if (c > cap) return c;  // the list is already too long
   const unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_and_ps(
       _mm256_cmp_ps(z, _mm256_set1_ps(-INFINITY), _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
+  if (!list) return c + __builtin_popcount(bits);  // counting only (the caller clamps)
   if (bits == 0) return c;
   alignas(32) float zs[8], ws[8];
   _mm256_store_ps(zs, z);
@@ -192,10 +209,11 @@ __attribute__((target("avx2,fma"))) inline int weigh32(const float* src, float* 
 /// a chunk of kSumChunk entries added in float, then to the doubles), the list up to `cap`
 /// entries. The row's last entries are padded with masked ones (-Inf: weight 0, never listed,
 /// and x + 0 is x, so the sums are the scalar pass's).
-__attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int n, float t, float m,
-                                                          float floor_w, int cap,
-                                                          kernels::Candidate* list, float* weights,
-                                                          double* total) {
+__attribute__((target("avx2,fma"), flatten)) inline int avx2_weigh(const float* row, int n, float t,
+                                                                   float m, float floor_w, int cap,
+                                                                   kernels::Candidate* list,
+                                                                   float* weights, double* total,
+                                                                   double* block_mass, int block) {
   static_assert(kernels::kWeightLanes == 32 && kernels::kSumChunk % 32 == 0);
   const __m256 tv = _mm256_set1_ps(1.0f / t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w);
   __m256 p[4];
@@ -205,94 +223,109 @@ __attribute__((target("avx2,fma"))) inline int avx2_weigh(const float* row, int 
   int c = 0, i = 0;
   for (; i + 32 <= n; i += 32) {
     c = weigh32(row + i, weights ? weights + i : nullptr, i, tv, mv, fw, cap, list, p, c);
-    if ((i + 32) % kernels::kSumChunk == 0) add_chunk8(p, d);
+    if ((i + 32) % kernels::kSumChunk == 0)
+      end_chunk8(p, d, block_mass, i + 32 - kernels::kSumChunk, block);
   }
+  const int last_chunk = i / kernels::kSumChunk * kernels::kSumChunk;
   if (i < n) {  // the last entries, padded to 32
     alignas(32) float pad[32], w[32];
     for (int k = 0; k < 32; ++k) pad[k] = i + k < n ? row[i + k] : -INFINITY;
     c = weigh32(pad, w, i, tv, mv, fw, cap, list, p, c);
     for (int k = 0; weights && i + k < n; ++k) weights[i + k] = w[k];
-    add_chunk8(p, d);
+    end_chunk8(p, d, block_mass, last_chunk, block);
   } else if (i % kernels::kSumChunk != 0) {
-    add_chunk8(p, d);
+    end_chunk8(p, d, block_mass, last_chunk, block);
   }
   *total = add_lanes8(d);
-  return c;
+  return c > cap ? cap + 1 : c;
 }
 
-/// avx2_gather_band()'s eight weights from `at`: those of at least `high` (hv) into `part`
-/// and `over_count`, those in the band appended to out[c...]; returns the new count.
-__attribute__((target("avx2"))) inline int gather8(const float* row, const float* weights, int at,
-                                                   __m256 tv, __m256 lv, __m256 hv,
-                                                   kernels::Candidate* out, __m256& part,
-                                                   int& over_count, int c) {
-  const __m256 w = _mm256_loadu_ps(weights + at);
-  const __m256 over = _mm256_cmp_ps(w, hv, _CMP_GE_OQ);
-  part = _mm256_add_ps(part, _mm256_and_ps(over, w));
-  over_count += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(over)));
-  const unsigned bits = static_cast<unsigned>(
-      _mm256_movemask_ps(_mm256_andnot_ps(over, _mm256_cmp_ps(w, lv, _CMP_GE_OQ))));
-  if (bits == 0) return c;
-  return append_lanes(bits, _mm256_mul_ps(_mm256_loadu_ps(row + at), tv), w, at, out, c);
-}
-
-/// RowPasses::gather_band on AVX2: eight weights compared at a time, those of at least `high`
-/// added into the block's 32 float lanes (four vectors), as the scalar pass adds them; the rare
-/// lanes in the band appended.
-__attribute__((target("avx2"))) inline int avx2_gather_band(const float* row, int n, float t,
-                                                            const float* weights, float low,
-                                                            float high, int block,
-                                                            kernels::Candidate* out,
-                                                            double* block_mass, int* above) {
-  const __m256 lv = _mm256_set1_ps(low), hv = _mm256_set1_ps(high), tv = _mm256_set1_ps(1.0f / t);
-  int c = 0, over_count = 0;
-  for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
-    const int end = begin + block < n ? begin + block : n;
-    __m256 p[4];
-    __m256d d[8];
-    for (__m256& v : p) v = _mm256_setzero_ps();
-    for (__m256d& v : d) v = _mm256_setzero_pd();
-    int i = begin;
-    for (; i + 32 <= end; i += 32)
-      for (int q = 0; q < 4; ++q)
-        c = gather8(row, weights, i + 8 * q, tv, lv, hv, out, p[q], over_count, c);
-    if (i < end) {  // the row's last, partial block: its last entries as the scalar pass
-      alignas(32) float part[kernels::kWeightLanes];
-      for (int q = 0; q < 4; ++q) _mm256_store_ps(part + 8 * q, p[q]);
-      c += kernels::RowPasses::gather_range(row, i, end, t, weights, low, high, out + c, part,
-                                            &over_count);
-      for (int q = 0; q < 4; ++q) p[q] = _mm256_load_ps(part + 8 * q);
-    }
-    add_chunk8(p, d);
-    block_mass[j] = add_lanes8(d);
-  }
-  *above = over_count;
-  return c;
-}
-
-/// RowPasses::least_weight on AVX2.
-__attribute__((target("avx2"))) inline float avx2_least_weight(const float* weights, int begin,
-                                                               int end, float floor_w) {
-  const __m256 fv = _mm256_set1_ps(floor_w), inf = _mm256_set1_ps(INFINITY);
-  __m256 least = inf;
-  int i = begin;
+/// RowPasses::list_weighed on AVX2: eight weights compared at a time; the rare lanes that pass
+/// are appended.
+__attribute__((target("avx2"), flatten)) inline int avx2_list_weighed(const float* row, int begin,
+                                                                      int end, float t,
+                                                                      const float* weights,
+                                                                      float floor_w,
+                                                                      kernels::Candidate* list) {
+  const __m256 fw = _mm256_set1_ps(floor_w), tv = _mm256_set1_ps(1.0f / t);
+  int c = 0, i = begin;
   for (; i + 8 <= end; i += 8) {
     const __m256 w = _mm256_loadu_ps(weights + i);
-    least = _mm256_min_ps(least, _mm256_blendv_ps(inf, w, _mm256_cmp_ps(w, fv, _CMP_GE_OQ)));
+    const __m256 heavy = _mm256_cmp_ps(w, fw, _CMP_GE_OQ);
+    if (_mm256_movemask_ps(heavy) == 0) continue;
+    const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(row + i), tv);
+    const auto bits = static_cast<unsigned>(_mm256_movemask_ps(
+        _mm256_and_ps(heavy, _mm256_cmp_ps(z, _mm256_set1_ps(-INFINITY), _CMP_NEQ_UQ))));
+    c = append_lanes(bits, z, w, i, list, c);
   }
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, least);
-  float best = kernels::RowPasses::least_weight(weights, i, end, floor_w);
-  for (const float l : lanes)
-    if (l < best) best = l;
-  return best;
+  return c + kernels::RowPasses::list_weighed(row, i, end, t, weights, floor_w, list + c);
+}
+
+/// Lanes of `bits` (lane k: bit k) as an all-ones mask vector.
+__attribute__((target("avx2"))) inline __m256 lanes_of(unsigned bits) {
+  const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bit);
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bit));
+}
+
+/// avx2_mass_before()'s eight weights from `at`: those that weigh before the bound (bw its
+/// weight) added to `part`. Heavier ones do; only one of the bound's very weight needs its z
+/// (kernels::weighs_before), which is rare.
+__attribute__((target("avx2"))) inline void mass8(const float* row, float t, const float* weights,
+                                                  int at, const kernels::Candidate& bound,
+                                                  __m256 bw, __m256& part) {
+  const __m256 w = _mm256_loadu_ps(weights + at);
+  __m256 take = _mm256_cmp_ps(w, bw, _CMP_GT_OQ);
+  if (const int tie = _mm256_movemask_ps(_mm256_cmp_ps(w, bw, _CMP_EQ_OQ)); tie != 0) {
+    unsigned before = 0;
+    for (unsigned bits = static_cast<unsigned>(tie); bits != 0; bits &= bits - 1) {
+      const int lane = __builtin_ctz(bits);
+      if (kernels::weighs_before(row, t, weights, at + lane, bound)) before |= 1u << lane;
+    }
+    take = _mm256_or_ps(take, lanes_of(before));
+  }
+  part = _mm256_add_ps(part, _mm256_and_ps(take, w));
+}
+
+/// RowPasses::mass_before on AVX2: eight weights compared at a time, those that weigh before the
+/// bound added into the chunk's 32 float lanes (four vectors), as the scalar pass adds them.
+__attribute__((target("avx2"), flatten)) inline void avx2_mass_before(
+    const float* row, int n, float t, const float* weights, const kernels::Candidate& bound,
+    int block, double* block_mass) {
+  const __m256 bw = _mm256_set1_ps(bound.w);
+  for (int chunk = 0; chunk < n; chunk += kernels::kSumChunk) {
+    const int end = chunk + kernels::kSumChunk < n ? chunk + kernels::kSumChunk : n;
+    __m256 p[4];
+    for (__m256& v : p) v = _mm256_setzero_ps();
+    int i = chunk;
+    for (; i + 32 <= end; i += 32)
+      for (int q = 0; q < 4; ++q) mass8(row, t, weights, i + 8 * q, bound, bw, p[q]);
+    if (i < end) {  // the row's last, partial chunk: its last entries as the scalar pass
+      alignas(32) float part[kernels::kWeightLanes];
+      for (int q = 0; q < 4; ++q) _mm256_store_ps(part + 8 * q, p[q]);
+      kernels::RowPasses::mass_range(row, i, end, t, weights, bound, part);
+      for (int q = 0; q < 4; ++q) p[q] = _mm256_load_ps(part + 8 * q);
+    }
+    kernels::place_chunk_mass(block_mass, chunk, block, chunk_sum8(p));
+  }
+}
+
+/// RowPasses::top_ranked's entries [i, n) into a list of `count`: a vector pass's tail.
+inline int rank_tail(const float* row, int i, int n, float t, int top_n, kernels::TopLogprob* top,
+                     int count) {
+  for (; i < n; ++i) {
+    const float z = kernels::scaled_logit(row[i], t);
+    if (z != -INFINITY) count = kernels::insert_ranked(top, count, top_n, i, z);
+  }
+  return count;
 }
 
 /// RowPasses::top_ranked on AVX2: once the list is full, eight entries are compared at a time
 /// with its last (a later entry ranks before it only with a larger z: ties go to the lower id),
 /// and only the rare lanes that pass are inserted.
-__attribute__((target("avx2"))) inline int avx2_top_ranked(const float* row, int n, float t,
-                                                           int top_n, kernels::TopLogprob* top) {
+__attribute__((target("avx2"), flatten)) inline int avx2_top_ranked(const float* row, int n,
+                                                                    float t, int top_n,
+                                                                    kernels::TopLogprob* top) {
   const __m256 tv = _mm256_set1_ps(1.0f / t), neg_inf = _mm256_set1_ps(-INFINITY);
   int count = 0, i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -307,16 +340,12 @@ __attribute__((target("avx2"))) inline int avx2_top_ranked(const float* row, int
       count = kernels::insert_ranked(top, count, top_n, i + lane, zs[lane]);
     }
   }
-  for (; i < n; ++i) {
-    const float z = kernels::scaled_logit(row[i], t);
-    if (z != -INFINITY) count = kernels::insert_ranked(top, count, top_n, i, z);
-  }
-  return count;
+  return rank_tail(row, i, n, t, top_n, top, count);
 }
 
 /// kernels::argmax on AVX2: the maximum and whether a NaN is present in one pass, then the first
 /// entry equal to the maximum.
-__attribute__((target("avx2"))) inline std::int32_t avx2_argmax(const float* row, int n) {
+__attribute__((target("avx2"), flatten)) inline std::int32_t avx2_argmax(const float* row, int n) {
   if (n < 16) return kernels::argmax(row, n);
   __m256 mx = _mm256_set1_ps(-INFINITY), nan = _mm256_setzero_ps();
   int i = 0;
@@ -372,16 +401,17 @@ struct Avx2RowPasses {
     return detail::avx2_list_at_least(row, begin, end, t, floor_z, m, floor_w, list);
   }
   static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
-                   kernels::Candidate* list, float* weights, double* total) {
-    return detail::avx2_weigh(row, n, t, m, floor_w, cap, list, weights, total);
+                   kernels::Candidate* list, float* weights, double* total, double* block_mass,
+                   int block) {
+    return detail::avx2_weigh(row, n, t, m, floor_w, cap, list, weights, total, block_mass, block);
   }
-  static int gather_band(const float* row, int n, float t, const float* weights, float low,
-                         float high, int block, kernels::Candidate* out, double* block_mass,
-                         int* above) {
-    return detail::avx2_gather_band(row, n, t, weights, low, high, block, out, block_mass, above);
+  static int list_weighed(const float* row, int begin, int end, float t, const float* weights,
+                          float floor_w, kernels::Candidate* list) {
+    return detail::avx2_list_weighed(row, begin, end, t, weights, floor_w, list);
   }
-  static float least_weight(const float* weights, int begin, int end, float floor_w) {
-    return detail::avx2_least_weight(weights, begin, end, floor_w);
+  static void mass_before(const float* row, int n, float t, const float* weights,
+                          const kernels::Candidate& bound, int block, double* block_mass) {
+    detail::avx2_mass_before(row, n, t, weights, bound, block, block_mass);
   }
   static int top_ranked(const float* row, int n, float t, int top_n, kernels::TopLogprob* top) {
     return detail::avx2_top_ranked(row, n, t, top_n, top);

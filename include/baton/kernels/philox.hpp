@@ -49,6 +49,14 @@ BATON_HD inline Philox4x32Block philox4x32_10(Philox4x32Block ctr, std::uint32_t
   return {{x0, x1, x2, x3}};
 }
 
+/// A block's first two words as a uniform in [0, 1): 53 random bits (a double's mantissa), so
+/// the draw is exact in double and never 1.
+BATON_HD inline double uniform_of(const Philox4x32Block& out) {
+  const std::uint64_t bits =
+      (static_cast<std::uint64_t>(out.w[0]) << 21) ^ static_cast<std::uint64_t>(out.w[1] >> 11);
+  return static_cast<double>(bits & ((std::uint64_t{1} << 53) - 1)) * 0x1.0p-53;
+}
+
 /// The uniform in [0, 1) that step `step` of stream `stream` under `seed` samples with, in run
 /// `run` of that stream (a relay stage's cycle - 1): the key is the seed's two halves, the
 /// counter (step, run, stream's low and high halves); the first two output words give 53
@@ -58,9 +66,18 @@ BATON_HD inline double sample_uniform(std::uint64_t seed, std::uint64_t stream, 
   const Philox4x32Block out = philox4x32_10(
       {{step, run, static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
       static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
-  const std::uint64_t bits =
-      (static_cast<std::uint64_t>(out.w[0]) << 21) ^ static_cast<std::uint64_t>(out.w[1] >> 11);
-  return static_cast<double>(bits & ((std::uint64_t{1} << 53) - 1)) * 0x1.0p-53;
+  return uniform_of(out);
+}
+
+/// The uniform of round `round` (> 0) of a draw that began with `u` (a dense draw's rejection
+/// rounds: kernels::draw): Philox4x32-10 keyed by u's 53 bits, counter (round, 0, 0, 0), its
+/// first two words as sample_uniform()'s. A function of u alone, so a draw stays a function of
+/// its one uniform; a key no two uniforms share, so the rounds of different draws differ.
+BATON_HD inline double next_uniform(double u, std::uint32_t round) {
+  const auto key = static_cast<std::uint64_t>(u * 0x1.0p53);
+  const Philox4x32Block out = philox4x32_10({{round, 0u, 0u, 0u}}, static_cast<std::uint32_t>(key),
+                                            static_cast<std::uint32_t>(key >> 32));
+  return uniform_of(out);
 }
 
 }  // namespace baton::kernels

@@ -139,14 +139,12 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   const bool top_k = p.top_k > 0 && p.top_k < n;
   // Pass 1: validity, the largest z, and (top-k) the least of top_k block maxima.
   float m = -INFINITY, floor_z = top_k ? INFINITY : -INFINITY;
-  int finite = 0;
   const int blocks = top_k ? p.top_k : 1;
   for (int b = 0; b < blocks; ++b) {
     const int begin = static_cast<int>(static_cast<long long>(n) * b / blocks);
     const int end = static_cast<int>(static_cast<long long>(n) * (b + 1) / blocks);
     const BlockScan s = Passes::block(row, begin, end);
     if (s.bad) return none;
-    finite += s.finite;
     // On the logits: dividing by a positive temperature keeps the order.
     const float block_z = scaled_logit(s.max, p.temperature);
     if (block_z > m) m = block_z;
@@ -159,7 +157,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   if (!top_k) {
     floor_w = p.min_p;
     if (p.top_p < 1.0f) {
-      const float bound = 0.5f * (1.0f - p.top_p) / static_cast<float>(finite);
+      const float bound = 0.5f * (1.0f - p.top_p) / static_cast<float>(n);
       if (bound > floor_w) floor_w = bound;
     }
   }
@@ -173,11 +171,13 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   int c = 0;
   double total = 0.0;
   if (weighed) {
-    c = Passes::weigh(row, n, p.temperature, m, floor_w, dense ? kListCap : n, list,
-                      dense ? work.weights : nullptr, &total);
+    // A set that may be dense is counted first, and listed from its weights when it is short.
+    c = Passes::weigh(row, n, p.temperature, m, floor_w, dense ? kListCap : n,
+                      dense ? nullptr : list, dense ? work.weights : nullptr, &total,
+                      dense ? work.block_masses() : nullptr, draw_block_size(n));
     if (dense && c > kListCap)
-      return detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, work, m, floor_w, total,
-                                        finite);
+      return detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, p.min_p, work, m, total);
+    if (dense) c = Passes::list_weighed(row, 0, n, p.temperature, work.weights, floor_w, list);
   } else {
     c = Passes::list_at_least(row, 0, n, p.temperature, floor_z, m, floor_w, list);
   }
@@ -223,7 +223,7 @@ BATON_HD inline std::int32_t sample_row(const float* row, int n, const SamplePar
   if (p.temperature <= 0.0f) return Passes::argmax(row, n);
   const KeptSet s = truncate<Passes>(row, n, p, scratch);
   if (kept) *kept = s;
-  return draw(s, u);
+  return draw<Passes>(s, u);
 }
 
 /// The softmax's log-normalizer at temperature `t` over the row: max z plus log of the weights'
@@ -238,7 +238,7 @@ BATON_HD inline float log_normalizer(const float* row, int n, float t, const Kep
     sum = known->row_weight;
   } else {
     m = scaled_logit(Passes::block(row, 0, n).max, t);
-    Passes::weigh(row, n, t, m, INFINITY, 0, nullptr, nullptr, &sum);  // lists nothing
+    Passes::weigh(row, n, t, m, INFINITY, 0, nullptr, nullptr, &sum, nullptr, 0);  // lists nothing
   }
   return m + static_cast<float>(log(sum));
 }

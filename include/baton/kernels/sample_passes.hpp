@@ -68,11 +68,37 @@ BATON_HD inline void add_chunk(double* lane, const float* part) {
   for (int k = 0; k < kWeightLanes; ++k) lane[k] += static_cast<double>(part[k]);
 }
 
-/// One block of truncate()'s first pass: its largest entry, how many entries are not -Inf, and
-/// whether one is NaN or +Inf (then no token may be chosen from the row).
+/// The sum of the chunk starting at `chunk` added to its block's mass (block_mass[chunk / block],
+/// set by the block's first chunk).
+BATON_HD inline void place_chunk_mass(double* block_mass, int chunk, int block, double sum) {
+  double& mass = block_mass[chunk / block];
+  mass = chunk % block == 0 ? sum : mass + sum;
+}
+/// A chunk's mass (its float lanes to double, add_lanes) added to its block's.
+BATON_HD inline void add_chunk_mass(double* block_mass, int chunk, int block, const float* part) {
+  double lane[kWeightLanes];
+  for (int k = 0; k < kWeightLanes; ++k) lane[k] = static_cast<double>(part[k]);
+  place_chunk_mass(block_mass, chunk, block, add_lanes(lane));
+}
+
+/// Whether entry i of a row whose weights are `weights` weighs before `bound`: ranks before it
+/// (higher z, or the same z and a lower id), or, for a bound of z = +Inf, weighs more than its
+/// weight. Weights grow with z, so a heavier entry ranks before and a lighter one after; only
+/// an entry of the bound's very weight needs its z (the row's, times 1 / t). The bound
+/// {+Inf, w, 0} is "of weight above w": {+Inf, 0, 0} every token of weight > 0, and the float
+/// below a floor f every token of weight at least f.
+BATON_HD inline bool weighs_before(const float* row, float t, const float* weights, int i,
+                                   const Candidate& bound) {
+  const float w = weights[i];
+  if (w != bound.w) return w > bound.w;
+  const float z = scaled_logit(row[i], t);
+  return z > bound.z || (z == bound.z && i < bound.id);
+}
+
+/// One block of truncate()'s first pass: its largest entry, and whether one is NaN or +Inf
+/// (then no token may be chosen from the row).
 struct BlockScan {
   float max;
-  int finite;
   bool bad;
 };
 
@@ -82,11 +108,10 @@ struct BlockScan {
 struct RowPasses {
   /// row[begin, end) as BlockScan says.
   BATON_HD static BlockScan block(const float* row, int begin, int end) {
-    BlockScan s{-INFINITY, 0, false};
+    BlockScan s{-INFINITY, false};
     for (int i = begin; i < end; ++i) {
       const float l = row[i];
       s.bad |= (l != l) | (l == INFINITY);
-      s.finite += l != -INFINITY;
       if (l > s.max) s.max = l;
     }
     return s;
@@ -108,9 +133,15 @@ struct RowPasses {
   /// Every entry's weight w = sample_exp(scaled_logit(row[i], t) - m) into `weights` (when not
   /// null), the row's total weight (top-p's mass, summed as add_lanes says) into `total`, and
   /// list_at_least()'s list without a bound on z, up to `cap` entries: returns how many were
-  /// listed, or cap + 1 when more would have been (the list is then incomplete).
+  /// listed, or cap + 1 when more would have been (the list is then incomplete). Without a
+  /// list, only counts them (list_weighed() lists them from the weights, when they are few:
+  /// listing in this pass, tested entry by entry, cost more than the pass). With
+  /// `block_mass` (not null), each block of `block` entries' mass as mass_before() sums it (a
+  /// chunk's lanes to double and add_lanes, the chunks of a block added in order) with every
+  /// token included: the dense draw's first round costs no pass of its own.
   BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
-                            Candidate* list, float* weights, double* total) {
+                            Candidate* list, float* weights, double* total, double* block_mass,
+                            int block) {
     double lane[kWeightLanes] = {};
     int c = 0;
     for (int chunk = 0; chunk < n; chunk += kSumChunk) {
@@ -122,58 +153,47 @@ struct RowPasses {
         part[i % kWeightLanes] += w;
         if (weights) weights[i] = w;
         if (z != -INFINITY && w >= floor_w && c <= cap) {
-          if (c < cap) list[c] = Candidate{z, w, i};
+          if (list && c < cap) list[c] = Candidate{z, w, i};
           ++c;
         }
       }
+      if (block_mass) add_chunk_mass(block_mass, chunk, block, part);
       add_chunk(lane, part);
     }
     *total = add_lanes(lane);
     return c;
   }
-  /// Appends to `out`, in id order, every entry whose weight is in [low, high) (low > 0, so none
-  /// is masked), and sums the weights of at least `high` (the mass ranked before the band) for
-  /// each block of `block` entries (a multiple of kWeightLanes) into block_mass[j], each lane in
-  /// float over the whole block, then to double and add_lanes; `*above` counts them. Returns how
-  /// many entries it appended.
-  BATON_HD static int gather_band(const float* row, int n, float t, const float* weights, float low,
-                                  float high, int block, Candidate* out, double* block_mass,
-                                  int* above) {
-    int c = 0;
-    *above = 0;
-    for (int begin = 0, j = 0; begin < n; begin += block, ++j) {
-      const int end = begin + block < n ? begin + block : n;
-      float part[kWeightLanes] = {};
-      c += gather_range(row, begin, end, t, weights, low, high, out + c, part, above);
-      double lane[kWeightLanes] = {};
-      add_chunk(lane, part);
-      block_mass[j] = add_lanes(lane);
-    }
-    return c;
-  }
-  /// gather_band() over [begin, end) of one block, its sums continued in `part` (a vector pass's
-  /// tail goes here).
-  BATON_HD static int gather_range(const float* row, int begin, int end, float t,
-                                   const float* weights, float low, float high, Candidate* out,
-                                   float* part, int* above) {
+  /// weigh()'s list from the weights it stored: every entry that is not masked and weighs at
+  /// least `floor_w`, in id order, with its z and weight; returns how many.
+  BATON_HD static int list_weighed(const float* row, int begin, int end, float t,
+                                   const float* weights, float floor_w, Candidate* list) {
     int c = 0;
     for (int i = begin; i < end; ++i) {
-      const float w = weights[i];
-      if (w >= high) {
-        part[i % kWeightLanes] += w;
-        ++*above;
-      } else if (w >= low) {
-        out[c++] = Candidate{scaled_logit(row[i], t), w, i};
-      }
+      if (!(weights[i] >= floor_w)) continue;
+      const float z = scaled_logit(row[i], t);
+      if (z != -INFINITY) list[c++] = Candidate{z, weights[i], i};
     }
     return c;
   }
-  /// The least of the weights of at least `floor_w` (> 0; the row's top weight is 1).
-  BATON_HD static float least_weight(const float* weights, int begin, int end, float floor_w) {
-    float least = INFINITY;
+  /// Each block of `block` entries' mass (block_mass[j], j < ceil(n / block)) of the tokens that
+  /// weigh before `bound` (weighs_before(): ranked before it, or of at least a floor): each lane
+  /// sums a chunk of kSumChunk entries in float, the chunk's 32 lanes go to double and
+  /// add_lanes, and a block's chunks are added in order (block a multiple of kSumChunk).
+  BATON_HD static void mass_before(const float* row, int n, float t, const float* weights,
+                                   const Candidate& bound, int block, double* block_mass) {
+    for (int chunk = 0; chunk < n; chunk += kSumChunk) {
+      float part[kWeightLanes] = {};
+      mass_range(row, chunk, chunk + kSumChunk < n ? chunk + kSumChunk : n, t, weights, bound,
+                 part);
+      add_chunk_mass(block_mass, chunk, block, part);
+    }
+  }
+  /// mass_before() over [begin, end) of one chunk, its sums continued in `part` (a vector pass's
+  /// tail goes here).
+  BATON_HD static void mass_range(const float* row, int begin, int end, float t,
+                                  const float* weights, const Candidate& bound, float* part) {
     for (int i = begin; i < end; ++i)
-      if (weights[i] >= floor_w && weights[i] < least) least = weights[i];
-    return least;
+      if (weighs_before(row, t, weights, i, bound)) part[i % kWeightLanes] += weights[i];
   }
   /// The `top_n` (> 0) best-ranked unmasked entries into top[], best first, each with its
   /// scaled logit in the logprob field; returns how many (fewer when fewer are unmasked).
