@@ -41,6 +41,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -324,6 +325,25 @@ TEST_CASE("on large rows the bounds keep exactly a full sort's set, and the draw
                 if (got.list) CHECK(kernels::draw(got, u) == want);
               }
               if (!got.list) {
+                // A round's masses: each block's of the tokens ranked before a kept token, as
+                // the reference sums them (all ranked before it in the sorted order).
+                std::vector<kernels::Candidate> ranked = all;
+                double before = 0;
+                for (std::size_t r = 0; r < ranked.size(); r += ranked.size() / 7 + 1) {
+                  if (r > 0)
+                    for (std::size_t q = r - (ranked.size() / 7 + 1); q < r; ++q)
+                      before += ranked[q].w;
+                  const kernels::Candidate& at = ranked[r];
+                  std::vector<double> mass(static_cast<std::size_t>(kernels::kMaxDrawBlocks));
+                  kernels::RowPasses::mass_before(
+                      row.data(), n, t, weights.data(),
+                      {at.z, weights[static_cast<std::size_t>(at.id)], at.id}, got.block,
+                      mass.data());
+                  double sum = 0;
+                  for (int b = 0; b < (n + got.block - 1) / got.block; ++b)
+                    sum += mass[static_cast<std::size_t>(b)];
+                  CHECK(std::abs(sum - before) <= 1e-6 * total);
+                }
                 int outside = 0;
                 for (int k = 0; k < 64; ++k)
                   outside += !is_kept(kernels::draw(got, kernels::sample_uniform(7, 0, k)));
@@ -587,6 +607,96 @@ TEST_CASE("each configuration draws its exact distribution (chi-square, fixed se
       MESSAGE(std::string(c.name), " seed ", seed, ": chi2 = ", chi2, " over ", bins,
               " bins (critical ", crit, ")");
       CHECK(chi2 <= crit);
+    }
+  }
+}
+
+TEST_CASE("a dense kept set's draw by rejection has the kept set's exact distribution") {
+  // Rows too wide to list (flat logits over 30,000 ids), drawn 20,000 times per seed from one
+  // truncation: every token drawn is in the reference's kept set (a full sort, in double), and
+  // the kept set's tokens, grouped by rank into 24 groups of about equal probability, are hit
+  // as often as the reference says (chi-square, p > 1e-4). Top-p 0.3 rejects most first rounds,
+  // so later rounds (their own uniforms) carry much of the distribution.
+  const int n = 30000;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<float> row(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    row[static_cast<std::size_t>(i)] = i % 17 == 4 ? -INFINITY : gauss(rng) * 0.3f;
+  // The same logits in descending order: the inverse CDF in id order then walks the ranking, so
+  // a round that reused the first's uniform would land next to the last rejected token.
+  std::vector<float> sorted_row = row;
+  std::sort(sorted_row.begin(), sorted_row.end(), std::greater<>());
+  // The host's vector passes where the CPU has them (the same draws as the scalar ones: the
+  // tests above), so the 200,000 draws take a second.
+  const bool avx2 = host_simd::sample_passes_on_avx2();
+  auto draw = [&](const kernels::KeptSet& kept, double u) {
+    return avx2 ? kernels::draw<host_simd::Avx2RowPasses>(kept, u) : kernels::draw(kept, u);
+  };
+  struct DenseCase {
+    const char* name;
+    kernels::SampleParams p;
+    const std::vector<float>* row;
+  };
+  const DenseCase cases[] = {
+      {"top_p 0.3", {.temperature = 1.0f, .top_p = 0.3f}, &row},
+      {"top_p 0.5, logits in descending order", {.temperature = 1.0f, .top_p = 0.5f}, &sorted_row},
+      {"T 0.8, top_p 0.9, min_p 0.05", {.temperature = 0.8f, .top_p = 0.9f, .min_p = 0.05f}, &row},
+      {"T 1.3, min_p 0.3", {.temperature = 1.3f, .min_p = 0.3f}, &row},
+      {"T 1.0 alone", {.temperature = 1.0f}, &row}};
+  constexpr int kDraws = 20000, kGroups = 24;
+  std::vector<kernels::Candidate> scratch(
+      static_cast<std::size_t>(kernels::sample_scratch_size(n)));
+  std::vector<float> weights(static_cast<std::size_t>(n));
+  std::vector<double> bins(kernels::kSampleBins);
+  for (const DenseCase& c : cases) {
+    CAPTURE(c.name);
+    SamplingOptions o;
+    o.params = c.p;
+    const std::vector<double> want = reference_probs(*c.row, o, {});
+    std::vector<int> order;
+    for (int i = 0; i < n; ++i)
+      if (want[static_cast<std::size_t>(i)] > 0) order.push_back(i);
+    REQUIRE(order.size() > static_cast<std::size_t>(kernels::kListCap));
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return want[static_cast<std::size_t>(a)] > want[static_cast<std::size_t>(b)];
+    });
+    std::vector<int> group(static_cast<std::size_t>(n), -1);
+    std::vector<double> expected(kGroups, 0.0);
+    double cum = 0;
+    for (const int id : order) {
+      const int g = std::min(kGroups - 1, static_cast<int>(cum * kGroups));
+      group[static_cast<std::size_t>(id)] = g;
+      expected[static_cast<std::size_t>(g)] += want[static_cast<std::size_t>(id)];
+      cum += want[static_cast<std::size_t>(id)];
+    }
+    const kernels::KeptSet kept =
+        kernels::truncate(c.row->data(), n, c.p, {scratch.data(), weights.data(), bins.data()});
+    REQUIRE(kept.list == nullptr);  // dense
+    for (const std::uint64_t seed : {3ull, 20261207ull}) {
+      std::vector<int> hits(kGroups, 0);
+      int outside = 0;
+      for (int step = 0; step < kDraws; ++step) {
+        const std::int32_t id =
+            draw(kept, kernels::sample_uniform(seed, 0, static_cast<std::uint32_t>(step)));
+        REQUIRE(id >= 0);
+        REQUIRE(id < n);
+        const int g = group[static_cast<std::size_t>(id)];
+        if (g < 0)
+          ++outside;
+        else
+          ++hits[static_cast<std::size_t>(g)];
+      }
+      CHECK(outside == 0);
+      double chi2 = 0;
+      for (int g = 0; g < kGroups; ++g) {
+        const double e = expected[static_cast<std::size_t>(g)] * kDraws;
+        const double d = hits[static_cast<std::size_t>(g)] - e;
+        chi2 += d * d / e;
+      }
+      MESSAGE(std::string(c.name), " seed ", seed, ": chi2 = ", chi2, " over ", kGroups,
+              " groups (critical ", chi2_critical(kGroups - 1), ")");
+      CHECK(chi2 <= chi2_critical(kGroups - 1));
     }
   }
 }
