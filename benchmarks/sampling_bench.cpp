@@ -16,7 +16,8 @@
 /// host's passes over the row (vectors where the CPU has AVX2) and, beside them in the same run,
 /// the scalar passes every loop shares; timed per row; and a batch of 16 rows, each its own
 /// generation, chosen as the batch scheduler chooses a host batch: on the workspace's --threads
-/// in parallel (options with penalties rewriting each its own row in place). The rows are
+/// in parallel, each thread drawing in its own scratch (options with penalties rewriting each its
+/// own row in place). The rows are
 /// the model's own logits at 32k and, at 152k, the same rows tiled to 151,936 ids with a small
 /// per-copy shift (so the kept sets grow with the vocabulary as a real one would, not stay at
 /// 32k's); and all of them times 4 (peaked, as a trained model's are: the random model's are flat).
@@ -140,6 +141,7 @@ double batch_us(const Config& cfg, const std::vector<std::vector<float>>& rows, 
   for (auto& s : samplers)
     for (int k = 0; k < 32; ++k) s.accepted((k * 977) % vocab);
   std::vector<std::vector<float>> batch(n, std::vector<float>(rows[0].size()));
+  SampleScratchPool pool(vocab);  // a scratch a thread, as the scheduler's (sample_scratch.hpp)
   const bool as_is = cfg.options.logit_bias.empty() && !cfg.options.penalized();
   std::vector<double> us;
   for (int d = 0; d < draws; ++d) {
@@ -150,8 +152,10 @@ double batch_us(const Config& cfg, const std::vector<std::vector<float>>& rows, 
     const auto one = [&](long k) {
       Sampler& s = samplers[static_cast<std::size_t>(k)];
       std::vector<float>& row = batch[static_cast<std::size_t>(k)];
-      const StepChoice c = as_is ? s.choose_as_is(row, d % max_new, &BackendOps<host>::draw_token)
-                                 : s.choose(row, d % max_new, &BackendOps<host>::draw_token);
+      const kernels::SampleScratch work = pool.for_this_thread();
+      const StepChoice c =
+          as_is ? s.choose_as_is(row, d % max_new, &BackendOps<host>::draw_token, &work)
+                : s.choose(row, d % max_new, &BackendOps<host>::draw_token, &work);
       if (c.id < 0) std::abort();
     };
     BackendOps<host>::for_each_row(ws, static_cast<long>(n), one);

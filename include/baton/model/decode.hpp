@@ -280,21 +280,24 @@ class Decoder {
   /// choose, the row untouched. Requires chooses_from_row(). Generations choose this way on
   /// different threads at once (each with its own sampler: the batch scheduler's host rows);
   /// the result goes back through chosen_for_step().
-  StepChoice choice_from_row(std::span<const float> row) {
+  /// `work`: a scratch lent for the draw (a pool's), else the generation's own.
+  StepChoice choice_from_row(std::span<const float> row,
+                             const kernels::SampleScratch* work = nullptr) {
     BATON_CHECK(chooses_from_row(), usage_error,
                 "Decoder: choice_from_row() on a generation that does not choose from its row "
                 "as it is");
-    return sampler_.choose_as_is(row, state_.steps, drawer());
+    return sampler_.choose_as_is(row, state_.steps, drawer(), work);
   }
   /// choice_from_row() for a generation whose options rewrite its row (logit_bias, penalties):
   /// the choice its step would make, rewriting `row` in place as its step would, so `row` must
   /// be this generation's own (no other choice reads it afterwards). Requires
   /// chooses_by_sampler().
-  StepChoice choice_rewriting_row(std::span<float> row) {
+  StepChoice choice_rewriting_row(std::span<float> row,
+                                  const kernels::SampleScratch* work = nullptr) {
     BATON_CHECK(chooses_by_sampler(), usage_error,
                 "Decoder: choice_rewriting_row() on a generation whose interceptors read or "
                 "rewrite its row");
-    return sampler_.choose(row, state_.steps, drawer());
+    return sampler_.choose(row, state_.steps, drawer(), work);
   }
   /// The caller chose this step's token already, from the step's row by this generation's
   /// sampler (the batch scheduler chooses its rows together on a device:

@@ -19,6 +19,7 @@
 #include "baton/kernels/philox.hpp"
 #include "baton/kernels/sample.hpp"
 #include "baton/kernels/step_policy.hpp"
+#include "baton/model/sample_scratch.hpp"
 
 namespace baton {
 
@@ -116,21 +117,16 @@ struct StepChoice {
 };
 
 /// One generation's sampling state on the host: the options, a scratch of one candidate per
-/// vocabulary entry and the generated tokens' counts. Everything is sized at construction.
+/// vocabulary entry (SampleScratchBuffers) and the generated tokens' counts. Everything is
+/// sized at construction.
 class Sampler {
  public:
   Sampler() = default;
   Sampler(const SamplingOptions& options, int vocab, int max_new) : opt_(&options) {
     if (options.plain_greedy()) return;
-    if (options.params.temperature > 0.0f) {
-      // Allocated, not written: at a vocabulary of 152k the candidates take 3.6 MB, of which a
-      // draw writes the kept list and a band (thousands), so a generation's start costs no
-      // pass over them and the pages never written stay unmapped.
-      scratch_ = std::make_unique_for_overwrite<kernels::Candidate[]>(
-          static_cast<std::size_t>(kernels::sample_scratch_size(vocab)));
-      weights_ = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(vocab));
-      bins_.resize(kernels::kSampleBins);
-    }
+    // Allocated, not written (SampleScratchBuffers): a generation whose rows are chosen in a
+    // pool's scratches (the batch scheduler's threads) never maps it.
+    if (options.params.temperature > 0.0f) own_ = SampleScratchBuffers(vocab);
     if (options.penalized()) {
       seen_.resize(static_cast<std::size_t>(std::max(max_new, 0)));
       if (options.repeat_last_n > 0)
@@ -151,15 +147,18 @@ class Sampler {
 
   /// Step `step`'s choice from `row` (the chain's logits, rewritten in place by logit_bias and
   /// the penalties) by `draw`, with its log-probabilities when the options ask for them; id -1
-  /// when no token may be chosen.
+  /// when no token may be chosen. `work`: a scratch for the draw (a pool's,
+  /// model/sample_scratch.hpp), else the generation's own; the choice is the same.
   StepChoice choose(std::span<float> row, int step,
-                    TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>) {
+                    TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>,
+                    const kernels::SampleScratch* work = nullptr) {
     const SamplingOptions& o = *opt_;
     const kernels::SamplerInputs in{o.logit_bias.data(), static_cast<int>(o.logit_bias.size()),
                                     seen_.data(), counted_.n_seen, o.draw(step)};
     StepChoice c;
-    c.id = kernels::StepPhases::sample(row.data(), static_cast<int>(row.size()), in, scratch(),
-                                       logprobs_out(c), DrawThrough{draw});
+    c.id =
+        kernels::StepPhases::sample(row.data(), static_cast<int>(row.size()), in,
+                                    work ? *work : own_.view(), logprobs_out(c), DrawThrough{draw});
     note_id(c);
     return c;
   }
@@ -168,14 +167,15 @@ class Sampler {
   /// choice, the row untouched. Generations may choose this way on different threads at once,
   /// each with its own Sampler.
   StepChoice choose_as_is(std::span<const float> row, int step,
-                          TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>) {
+                          TokenDrawer draw = &kernels::draw_token<kernels::RowPasses>,
+                          const kernels::SampleScratch* work = nullptr) {
     BATON_CHECK(opt_->logit_bias.empty() && !opt_->penalized(), usage_error,
                 "Sampler: choose_as_is() with options that rewrite the row (logit_bias, "
                 "penalties)");
     StepChoice c;
     c.id = kernels::StepPhases::sample_as_is(row.data(), static_cast<int>(row.size()),
-                                             opt_->draw(step), scratch(), logprobs_out(c),
-                                             DrawThrough{draw});
+                                             opt_->draw(step), work ? *work : own_.view(),
+                                             logprobs_out(c), DrawThrough{draw});
     note_id(c);
     return c;
   }
@@ -205,7 +205,6 @@ class Sampler {
       return fn(row, n, d, s, out);
     }
   };
-  kernels::SampleScratch scratch() { return {scratch_.get(), weights_.get(), bins_.data()}; }
   static kernels::LogprobsOut logprobs_out(StepChoice& c) {
     return {&c.logprobs.logprob, c.logprobs.top.data(), &c.logprobs.n_top};
   }
@@ -215,9 +214,7 @@ class Sampler {
   }
 
   const SamplingOptions* opt_ = nullptr;
-  std::unique_ptr<kernels::Candidate[]> scratch_;  ///< [sample_scratch_size(vocab)]
-  std::unique_ptr<float[]> weights_;               ///< [vocab]: a wide kept set's weights
-  std::vector<double> bins_;                       ///< [kSampleBins]
+  SampleScratchBuffers own_;              ///< the draw's scratch, when the caller lends none
   std::vector<kernels::SeenToken> seen_;  ///< [max_new]: the distinct accepted ids, counted
   std::vector<std::int32_t> window_;      ///< the last repeat_last_n accepted tokens (a ring)
   kernels::PenaltyCursor counted_;        ///< how much of both is filled

@@ -61,6 +61,7 @@
 #include "baton/core/error.hpp"
 #include "baton/model/device_choice.hpp"
 #include "baton/model/forward_batch.hpp"
+#include "baton/model/sample_scratch.hpp"
 #include "baton/relay/relay_cursor.hpp"
 #include "baton/relay/stage.hpp"
 
@@ -744,15 +745,19 @@ class RelayScheduler final : public BatchedRelay {
           choosing_.push_back({r, row, rewrites});
         });
     if (choosing_.size() < 2) return;  // one row chooses in its step
+    if (!scratch_pool_ || scratch_pool_->vocab() != static_cast<int>(vocab))
+      scratch_pool_ = std::make_unique<SampleScratchPool>(static_cast<int>(vocab));
     BackendOps<B>::for_each_row(ws_, static_cast<long>(choosing_.size()), [&](long i) {
       const Choosing c = choosing_[static_cast<std::size_t>(i)];
       const auto row = logits.subspan(static_cast<std::size_t>(c.row) * vocab, vocab);
       try {
+        // The thread's own scratch, still in its cache (model/sample_scratch.hpp).
+        const kernels::SampleScratch work = scratch_pool_->for_this_thread();
         // The row is this request's alone in the batch's logits, which its step would rewrite.
-        c.request->batch_choice = c.rewrites
-                                      ? c.request->session->choice_rewriting_row(std::span<float>(
-                                            const_cast<float*>(row.data()), row.size()))
-                                      : c.request->session->choice_from_row(row);
+        c.request->batch_choice =
+            c.rewrites ? c.request->session->choice_rewriting_row(
+                             std::span<float>(const_cast<float*>(row.data()), row.size()), &work)
+                       : c.request->session->choice_from_row(row, &work);
       } catch (...) {
         c.request->batch_choice.reset();
       }
@@ -933,6 +938,8 @@ class RelayScheduler final : public BatchedRelay {
   std::vector<Request*> sampled_of_;
   std::vector<RowRewrites> rewrites_;  ///< the sampled rows' logit_bias and penalty counts
   RowChoices choices_;
+  // choose_on_threads' scratches, one a thread (made on the first batch it chooses).
+  std::unique_ptr<SampleScratchPool> scratch_pool_;
   // choose_on_threads' rows: each request with its row of the batch's logits.
   struct Choosing {
     Request* request;

@@ -596,11 +596,16 @@ class Session {
   RowRewrites row_rewrites() const { return decoder_.row_rewrites(); }
   /// This step's choice from its logits `row` on the host, made by the caller beforehand
   /// (requires chooses_from_row(); safe beside other sessions' on other threads).
-  StepChoice choice_from_row(std::span<const float> row) { return decoder_.choice_from_row(row); }
+  /// `work`: a scratch lent for the draw (a pool's), else the generation's own.
+  StepChoice choice_from_row(std::span<const float> row,
+                             const kernels::SampleScratch* work = nullptr) {
+    return decoder_.choice_from_row(row, work);
+  }
   /// The same for a generation whose options rewrite its row (requires chooses_by_sampler()):
   /// `row`, this request's own, is rewritten in place as its step would rewrite it.
-  StepChoice choice_rewriting_row(std::span<float> row) {
-    return decoder_.choice_rewriting_row(row);
+  StepChoice choice_rewriting_row(std::span<float> row,
+                                  const kernels::SampleScratch* work = nullptr) {
+    return decoder_.choice_rewriting_row(row, work);
   }
   /// The caller appended the request's `input` at `start` itself (in chunks of batched
   /// forwards, `adapter_from` the activation start they used) and `logits` is the last input
