@@ -479,9 +479,9 @@ void check_vector_passes() {
               mass_got(mass_want.size(), -2.0);
           const int c_want =
               kernels::RowPasses::weigh(row.data(), n, t, m, 1e-3f, n, s1.data(), w1.data(),
-                                        &total_want, mass_want.data(), block);
+                                        &total_want, mass_want.data(), block, nullptr);
           const int c_got = Vec::weigh(row.data(), n, t, m, 1e-3f, n, s2.data(), w2.data(),
-                                       &total_got, mass_got.data(), block);
+                                       &total_got, mass_got.data(), block, nullptr);
           CHECK(std::memcmp(w1.data(), w2.data(), w1.size() * sizeof(float)) == 0);
           REQUIRE(c_got == c_want);
           CHECK(std::bit_cast<std::uint64_t>(total_got) ==
@@ -770,7 +770,9 @@ TEST_CASE("a draw's log-probabilities reuse its weighing bit for bit, and only i
   std::normal_distribution<float> gauss(0.0f, 1.0f);
   std::vector<float> row(40000);
   for (float& l : row) l = gauss(rng) * 1.5f;
-  row[123] = -INFINITY;  // a masked id
+  row[123] = -INFINITY;                         // a masked id
+  row[500] = row[7000] = row[39000] = 9.0f;     // the top three tied: ranked by id
+  row[20000] = row[20001] = row[31000] = 8.0f;  // and three more, around the fifth place
   const int n = static_cast<int>(row.size());
   std::vector<kernels::Candidate> cand(static_cast<std::size_t>(kernels::sample_scratch_size(n)));
   std::vector<float> weights(row.size());

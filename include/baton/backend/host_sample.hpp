@@ -133,6 +133,22 @@ __attribute__((target("avx2"))) inline double add_lanes8(const __m256d* d) {
   return _mm_cvtsd_f64(_mm_add_sd(v, _mm_unpackhi_pd(v, v)));                            // k + 1
 }
 
+/// avx2_top_ranked()'s step over eight scaled logits z (ids at..at + 7): the rare lanes that
+/// rank before the list's last (or any, while it is not full) inserted (a later entry ranks
+/// before the last only with a larger z: ties go to the lower id).
+__attribute__((target("avx2"))) inline void rank8(__m256 z, int at, kernels::RankedTop& r) {
+  const __m256 bar =
+      r.count == r.top_n ? _mm256_set1_ps(r.top[r.count - 1].logprob) : _mm256_set1_ps(-INFINITY);
+  auto bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(z, bar, _CMP_GT_OQ)));
+  if (bits == 0) return;
+  alignas(32) float zs[8];
+  _mm256_store_ps(zs, z);
+  for (; bits != 0; bits &= bits - 1) {
+    const int lane = __builtin_ctz(bits);
+    r.count = kernels::insert_ranked(r.top, r.count, r.top_n, at + lane, zs[lane]);
+  }
+}
+
 /// A chunk's mass from its four float lane vectors, as kernels::add_chunk_mass sums it (to
 /// double, add_lanes).
 __attribute__((target("avx2"))) inline double chunk_sum8(const __m256* p) {
@@ -175,12 +191,14 @@ inline int list_capped(unsigned bits, int c, int cap, Append&& append) {
 /// the list's count.
 __attribute__((target("avx2,fma"))) inline int weigh8(const float* src, float* dst, int at,
                                                       __m256 tv, __m256 mv, __m256 fw, int cap,
-                                                      kernels::Candidate* list, __m256& part,
+                                                      kernels::Candidate* list,
+                                                      kernels::RankedTop* ranked, __m256& part,
                                                       int c) {
   const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(src), tv);
   const __m256 w = avx2_sample_exp(_mm256_sub_ps(z, mv));
   part = _mm256_add_ps(part, w);
   if (dst) _mm256_storeu_ps(dst, w);
+  if (ranked) rank8(z, at, *ranked);
   if (c > cap) return c;  // the list is already too long
   const unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_and_ps(
       _mm256_cmp_ps(z, _mm256_set1_ps(-INFINITY), _CMP_NEQ_UQ), _mm256_cmp_ps(w, fw, _CMP_GE_OQ))));
@@ -197,10 +215,12 @@ __attribute__((target("avx2,fma"))) inline int weigh8(const float* src, float* d
 /// the list's count.
 __attribute__((target("avx2,fma"))) inline int weigh32(const float* src, float* dst, int at,
                                                        __m256 tv, __m256 mv, __m256 fw, int cap,
-                                                       kernels::Candidate* list, __m256* p, int c) {
+                                                       kernels::Candidate* list,
+                                                       kernels::RankedTop* ranked, __m256* p,
+                                                       int c) {
   for (int q = 0; q < 4; ++q)
-    c = weigh8(src + 8 * q, dst ? dst + 8 * q : nullptr, at + 8 * q, tv, mv, fw, cap, list, p[q],
-               c);
+    c = weigh8(src + 8 * q, dst ? dst + 8 * q : nullptr, at + 8 * q, tv, mv, fw, cap, list, ranked,
+               p[q], c);
   return c;
 }
 
@@ -209,11 +229,9 @@ __attribute__((target("avx2,fma"))) inline int weigh32(const float* src, float* 
 /// a chunk of kSumChunk entries added in float, then to the doubles), the list up to `cap`
 /// entries. The row's last entries are padded with masked ones (-Inf: weight 0, never listed,
 /// and x + 0 is x, so the sums are the scalar pass's).
-__attribute__((target("avx2,fma"), flatten)) inline int avx2_weigh(const float* row, int n, float t,
-                                                                   float m, float floor_w, int cap,
-                                                                   kernels::Candidate* list,
-                                                                   float* weights, double* total,
-                                                                   double* block_mass, int block) {
+__attribute__((target("avx2,fma"), flatten)) inline int avx2_weigh(
+    const float* row, int n, float t, float m, float floor_w, int cap, kernels::Candidate* list,
+    float* weights, double* total, double* block_mass, int block, kernels::RankedTop* ranked) {
   static_assert(kernels::kWeightLanes == 32 && kernels::kSumChunk % 32 == 0);
   const __m256 tv = _mm256_set1_ps(1.0f / t), mv = _mm256_set1_ps(m), fw = _mm256_set1_ps(floor_w);
   __m256 p[4];
@@ -222,7 +240,7 @@ __attribute__((target("avx2,fma"), flatten)) inline int avx2_weigh(const float* 
   for (__m256d& v : d) v = _mm256_setzero_pd();
   int c = 0, i = 0;
   for (; i + 32 <= n; i += 32) {
-    c = weigh32(row + i, weights ? weights + i : nullptr, i, tv, mv, fw, cap, list, p, c);
+    c = weigh32(row + i, weights ? weights + i : nullptr, i, tv, mv, fw, cap, list, ranked, p, c);
     if ((i + 32) % kernels::kSumChunk == 0)
       end_chunk8(p, d, block_mass, i + 32 - kernels::kSumChunk, block);
   }
@@ -230,7 +248,7 @@ __attribute__((target("avx2,fma"), flatten)) inline int avx2_weigh(const float* 
   if (i < n) {  // the last entries, padded to 32
     alignas(32) float pad[32], w[32];
     for (int k = 0; k < 32; ++k) pad[k] = i + k < n ? row[i + k] : -INFINITY;
-    c = weigh32(pad, w, i, tv, mv, fw, cap, list, p, c);
+    c = weigh32(pad, w, i, tv, mv, fw, cap, list, ranked, p, c);
     for (int k = 0; weights && i + k < n; ++k) weights[i + k] = w[k];
     end_chunk8(p, d, block_mass, last_chunk, block);
   } else if (i % kernels::kSumChunk != 0) {
@@ -326,21 +344,11 @@ inline int rank_tail(const float* row, int i, int n, float t, int top_n, kernels
 __attribute__((target("avx2"), flatten)) inline int avx2_top_ranked(const float* row, int n,
                                                                     float t, int top_n,
                                                                     kernels::TopLogprob* top) {
-  const __m256 tv = _mm256_set1_ps(1.0f / t), neg_inf = _mm256_set1_ps(-INFINITY);
-  int count = 0, i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 z = _mm256_mul_ps(_mm256_loadu_ps(row + i), tv);
-    const __m256 bar = count == top_n ? _mm256_set1_ps(top[count - 1].logprob) : neg_inf;
-    unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(z, bar, _CMP_GT_OQ)));
-    if (bits == 0) continue;
-    alignas(32) float zs[8];
-    _mm256_store_ps(zs, z);
-    for (; bits != 0; bits &= bits - 1) {
-      const int lane = __builtin_ctz(bits);
-      count = kernels::insert_ranked(top, count, top_n, i + lane, zs[lane]);
-    }
-  }
-  return rank_tail(row, i, n, t, top_n, top, count);
+  const __m256 tv = _mm256_set1_ps(1.0f / t);
+  kernels::RankedTop r{top, top_n, 0};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) rank8(_mm256_mul_ps(_mm256_loadu_ps(row + i), tv), i, r);
+  return rank_tail(row, i, n, t, top_n, top, r.count);
 }
 
 /// kernels::argmax on AVX2: the maximum and whether a NaN is present in one pass, then the first
@@ -402,8 +410,9 @@ struct Avx2RowPasses {
   }
   static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
                    kernels::Candidate* list, float* weights, double* total, double* block_mass,
-                   int block) {
-    return detail::avx2_weigh(row, n, t, m, floor_w, cap, list, weights, total, block_mass, block);
+                   int block, kernels::RankedTop* ranked) {
+    return detail::avx2_weigh(row, n, t, m, floor_w, cap, list, weights, total, block_mass, block,
+                              ranked);
   }
   static int list_weighed(const float* row, int begin, int end, float t, const float* weights,
                           float floor_w, kernels::Candidate* list) {

@@ -123,17 +123,34 @@ BATON_SAMPLE_AVX512 inline __m512 avx512_sample_exp(__m512 x) {
   return _mm512_maskz_scalef_ps(ok, p, k);
 }
 
+/// avx512_top_ranked()'s step over sixteen scaled logits z (ids at..at + 15): the rare lanes
+/// that rank before the list's last (or any, while it is not full) inserted.
+BATON_SAMPLE_AVX512 inline void rank16(__m512 z, int at, kernels::RankedTop& r) {
+  const __m512 bar =
+      r.count == r.top_n ? _mm512_set1_ps(r.top[r.count - 1].logprob) : _mm512_set1_ps(-INFINITY);
+  auto bits = static_cast<unsigned>(_mm512_cmp_ps_mask(z, bar, _CMP_GT_OQ));
+  if (bits == 0) return;
+  alignas(64) float zs[16];
+  _mm512_store_ps(zs, z);
+  for (; bits != 0; bits &= bits - 1) {
+    const int lane = __builtin_ctz(bits);
+    r.count = kernels::insert_ranked(r.top, r.count, r.top_n, at + lane, zs[lane]);
+  }
+}
+
 /// avx512_weigh()'s sixteen entries src[0..15] (ids at..at + 15): their weights into `dst`
 /// (when not null) and their sum into `part` (lanes 0..15 or 16..31 of the 32, the caller's
 /// pick); returns the list's count (without a list, the count of what it would hold: a weight
 /// above a floor > 0 is not a masked token's, 0, so only a floor of 0, `zero_floor`, needs z).
 BATON_SAMPLE_AVX512 inline int weigh16(const float* src, float* dst, int at, __m512 tv, __m512 mv,
                                        __m512 fw, bool zero_floor, int cap,
-                                       kernels::Candidate* list, __m512& part, int c) {
+                                       kernels::Candidate* list, kernels::RankedTop* ranked,
+                                       __m512& part, int c) {
   const __m512 z = _mm512_mul_ps(_mm512_loadu_ps(src), tv);
   const __m512 w = avx512_sample_exp(_mm512_sub_ps(z, mv));
   part = _mm512_add_ps(part, w);
   if (dst) _mm512_storeu_ps(dst, w);
+  if (ranked) rank16(z, at, *ranked);
   if (c > cap) return c;  // the list is already too long
   const __mmask16 heavy = _mm512_cmp_ps_mask(w, fw, _CMP_GE_OQ);
   const auto bits = static_cast<unsigned>(
@@ -153,7 +170,7 @@ BATON_SAMPLE_AVX512 inline int weigh16(const float* src, float* dst, int at, __m
 BATON_SAMPLE_AVX512_PASS inline int avx512_weigh(const float* row, int n, float t, float m,
                                                  float floor_w, int cap, kernels::Candidate* list,
                                                  float* weights, double* total, double* block_mass,
-                                                 int block) {
+                                                 int block, kernels::RankedTop* ranked) {
   static_assert(kernels::kWeightLanes == 32 && kernels::kSumChunk % 32 == 0);
   const __m512 tv = _mm512_set1_ps(1.0f / t), mv = _mm512_set1_ps(m), fw = _mm512_set1_ps(floor_w);
   const bool zero_floor = !(floor_w > 0.0f);
@@ -162,10 +179,10 @@ BATON_SAMPLE_AVX512_PASS inline int avx512_weigh(const float* row, int n, float 
                   _mm512_setzero_pd()};
   int c = 0, i = 0;
   for (; i + 32 <= n; i += 32) {
-    c = weigh16(row + i, weights ? weights + i : nullptr, i, tv, mv, fw, zero_floor, cap, list, p0,
-                c);
+    c = weigh16(row + i, weights ? weights + i : nullptr, i, tv, mv, fw, zero_floor, cap, list,
+                ranked, p0, c);
     c = weigh16(row + i + 16, weights ? weights + i + 16 : nullptr, i + 16, tv, mv, fw, zero_floor,
-                cap, list, p1, c);
+                cap, list, ranked, p1, c);
     if ((i + 32) % kernels::kSumChunk == 0)
       end_chunk16(p0, p1, d, block_mass, i + 32 - kernels::kSumChunk, block);
   }
@@ -173,8 +190,8 @@ BATON_SAMPLE_AVX512_PASS inline int avx512_weigh(const float* row, int n, float 
   if (i < n) {  // the last entries, padded to 32
     alignas(64) float pad[32], w[32];
     for (int k = 0; k < 32; ++k) pad[k] = i + k < n ? row[i + k] : -INFINITY;
-    c = weigh16(pad, w, i, tv, mv, fw, zero_floor, cap, list, p0, c);
-    c = weigh16(pad + 16, w + 16, i + 16, tv, mv, fw, zero_floor, cap, list, p1, c);
+    c = weigh16(pad, w, i, tv, mv, fw, zero_floor, cap, list, ranked, p0, c);
+    c = weigh16(pad + 16, w + 16, i + 16, tv, mv, fw, zero_floor, cap, list, ranked, p1, c);
     for (int k = 0; weights && i + k < n; ++k) weights[i + k] = w[k];
     end_chunk16(p0, p1, d, block_mass, last_chunk, block);
   } else if (i % kernels::kSumChunk != 0) {
@@ -253,21 +270,11 @@ BATON_SAMPLE_AVX512_PASS inline void avx512_mass_before(const float* row, int n,
 /// full, a later entry ranks before its last only with a larger z: ties go to the lower id).
 BATON_SAMPLE_AVX512_PASS inline int avx512_top_ranked(const float* row, int n, float t, int top_n,
                                                       kernels::TopLogprob* top) {
-  const __m512 tv = _mm512_set1_ps(1.0f / t), neg_inf = _mm512_set1_ps(-INFINITY);
-  int count = 0, i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 z = _mm512_mul_ps(_mm512_loadu_ps(row + i), tv);
-    const __m512 bar = count == top_n ? _mm512_set1_ps(top[count - 1].logprob) : neg_inf;
-    auto bits = static_cast<unsigned>(_mm512_cmp_ps_mask(z, bar, _CMP_GT_OQ));
-    if (bits == 0) continue;
-    alignas(64) float zs[16];
-    _mm512_store_ps(zs, z);
-    for (; bits != 0; bits &= bits - 1) {
-      const int lane = __builtin_ctz(bits);
-      count = kernels::insert_ranked(top, count, top_n, i + lane, zs[lane]);
-    }
-  }
-  return rank_tail(row, i, n, t, top_n, top, count);
+  const __m512 tv = _mm512_set1_ps(1.0f / t);
+  kernels::RankedTop r{top, top_n, 0};
+  int i = 0;
+  for (; i + 16 <= n; i += 16) rank16(_mm512_mul_ps(_mm512_loadu_ps(row + i), tv), i, r);
+  return rank_tail(row, i, n, t, top_n, top, r.count);
 }
 
 }  // namespace detail
@@ -297,9 +304,9 @@ struct Avx512RowPasses : Avx2RowPasses {
   }
   static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
                    kernels::Candidate* list, float* weights, double* total, double* block_mass,
-                   int block) {
-    return detail::avx512_weigh(row, n, t, m, floor_w, cap, list, weights, total, block_mass,
-                                block);
+                   int block, kernels::RankedTop* ranked) {
+    return detail::avx512_weigh(row, n, t, m, floor_w, cap, list, weights, total, block_mass, block,
+                                ranked);
   }
   static int list_weighed(const float* row, int begin, int end, float t, const float* weights,
                           float floor_w, kernels::Candidate* list) {

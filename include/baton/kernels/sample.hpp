@@ -131,9 +131,13 @@ BATON_HD inline void count_generated(const PenaltyCounts& c, PenaltyCursor& at,
 ///    then keeps exactly them, as it would have from the longer top-p set.
 ///
 /// `Passes`: the passes over the whole row (RowPasses, or a host's vector versions of them).
+///
+/// `ranked` (not null): the weighing pass, where truncate() makes one (top-p or a dense set,
+/// without top-k), also collects the best-ranked entries into it (RowPasses::top_ranked()'s, for
+/// top_logprobs); KeptSet::ranked says whether it did.
 template <class Passes = RowPasses>
 BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
-                                 const SampleScratch& work) {
+                                 const SampleScratch& work, RankedTop* ranked = nullptr) {
   Candidate* scratch = work.candidates;
   KeptSet none{{0.0f, 0.0f, -1}, 0.0f, 0, scratch, 0};
   const bool top_k = p.top_k > 0 && p.top_k < n;
@@ -174,9 +178,13 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
     // A set that may be dense is counted first, and listed from its weights when it is short.
     c = Passes::weigh(row, n, p.temperature, m, floor_w, dense ? kListCap : n,
                       dense ? nullptr : list, dense ? work.weights : nullptr, &total,
-                      dense ? work.block_masses() : nullptr, draw_block_size(n));
-    if (dense && c > kListCap)
-      return detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, p.min_p, work, m, total);
+                      dense ? work.block_masses() : nullptr, draw_block_size(n), ranked);
+    if (dense && c > kListCap) {
+      KeptSet s =
+          detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, p.min_p, work, m, total);
+      s.ranked = ranked != nullptr;
+      return s;
+    }
     if (dense) c = Passes::list_weighed(row, 0, n, p.temperature, work.weights, floor_w, list);
   } else {
     c = Passes::list_at_least(row, 0, n, p.temperature, floor_z, m, floor_w, list);
@@ -210,6 +218,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   }
   KeptSet kept{worst_ranked(sel, c), m, c, list, listed};
   if (weighed) kept.row_weight = total;  // not top-p's over top-k: that one is renormalized
+  kept.ranked = weighed && ranked != nullptr;
   return kept;
 }
 
@@ -219,9 +228,10 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
 /// receives the truncation (left as it is at temperature 0).
 template <class Passes = RowPasses>
 BATON_HD inline std::int32_t sample_row(const float* row, int n, const SampleParams& p, double u,
-                                        const SampleScratch& scratch, KeptSet* kept = nullptr) {
+                                        const SampleScratch& scratch, KeptSet* kept = nullptr,
+                                        RankedTop* ranked = nullptr) {
   if (p.temperature <= 0.0f) return Passes::argmax(row, n);
-  const KeptSet s = truncate<Passes>(row, n, p, scratch);
+  const KeptSet s = truncate<Passes>(row, n, p, scratch, ranked);
   if (kept) *kept = s;
   return draw<Passes>(s, u);
 }
@@ -238,7 +248,8 @@ BATON_HD inline float log_normalizer(const float* row, int n, float t, const Kep
     sum = known->row_weight;
   } else {
     m = scaled_logit(Passes::block(row, 0, n).max, t);
-    Passes::weigh(row, n, t, m, INFINITY, 0, nullptr, nullptr, &sum, nullptr, 0);  // lists nothing
+    Passes::weigh(row, n, t, m, INFINITY, 0, nullptr, nullptr, &sum, nullptr, 0,
+                  nullptr);  // lists nothing
   }
   return m + static_cast<float>(log(sum));
 }
@@ -253,9 +264,13 @@ BATON_HD inline int log_probs(const float* row, int n, float temperature, std::i
                               int top_n, float* chosen_logprob, TopLogprob* top,
                               const KeptSet* known = nullptr) {
   const float t = temperature > 0.0f ? temperature : 1.0f;
-  const float lse = log_normalizer<Passes>(row, n, t, temperature > 0.0f ? known : nullptr);
+  const KeptSet* same_t = temperature > 0.0f ? known : nullptr;
+  const float lse = log_normalizer<Passes>(row, n, t, same_t);
   *chosen_logprob = scaled_logit(row[chosen], t) - lse;
-  const int count = top_n > 0 ? Passes::top_ranked(row, n, t, top_n, top) : 0;
+  // The top entries: collected into `top` by truncate()'s weighing pass, or a pass of their own.
+  const int count = top_n <= 0                 ? 0
+                    : same_t && same_t->ranked ? same_t->ranked_count
+                                               : Passes::top_ranked(row, n, t, top_n, top);
   for (int k = 0; k < count; ++k) top[k].logprob -= lse;
   return count;
 }
@@ -289,7 +304,12 @@ BATON_HD inline std::int32_t draw_token(const float* row, int n, const TokenDraw
   const double u =
       d.params.temperature > 0.0f ? sample_uniform(d.seed, d.stream, d.step, d.run) : 0.0;
   KeptSet kept{};  // its row weight, for the log-probabilities (0 at temperature 0: none)
-  const std::int32_t id = sample_row<Passes>(row, n, d.params, u, scratch, &kept);
+  // The alternatives, when asked, are ranked on the truncation's weighing pass.
+  RankedTop ranked{out.top, d.top_logprobs, 0};
+  const bool rank = d.top_logprobs > 0 && out.logprob && out.top;
+  const std::int32_t id =
+      sample_row<Passes>(row, n, d.params, u, scratch, &kept, rank ? &ranked : nullptr);
+  kept.ranked_count = ranked.count;
   if (id >= 0 && d.top_logprobs >= 0 && out.logprob)
     *out.n_top = log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob,
                                    out.top, &kept);

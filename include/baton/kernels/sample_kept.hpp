@@ -64,6 +64,10 @@ struct KeptSet {
   /// sums it, when truncate() computed it (top-p or a dense set without top-k); else 0. The
   /// log-probabilities' softmax takes it instead of weighing the row again (kernels::log_probs).
   double row_weight = 0.0;
+  /// Whether the weighing pass collected the best-ranked entries (truncate()'s `ranked`), and
+  /// how many (draw_token() notes it; log_probs() then takes them instead of a pass).
+  bool ranked = false;
+  int ranked_count = 0;
 };
 
 /// The bound that keeps every token that is not masked.

@@ -95,6 +95,15 @@ BATON_HD inline bool weighs_before(const float* row, float t, const float* weigh
   return z > bound.z || (z == bound.z && i < bound.id);
 }
 
+/// The best-ranked entries a weighing pass collects on its way (top_ranked()'s, without a pass
+/// of its own): `top` [top_n] best first, each with its scaled logit in the logprob field;
+/// `count` how many it holds.
+struct RankedTop {
+  TopLogprob* top = nullptr;
+  int top_n = 0;
+  int count = 0;
+};
+
 /// One block of truncate()'s first pass: its largest entry, and whether one is NaN or +Inf
 /// (then no token may be chosen from the row).
 struct BlockScan {
@@ -138,10 +147,11 @@ struct RowPasses {
   /// listing in this pass, tested entry by entry, cost more than the pass). With
   /// `block_mass` (not null), each block of `block` entries' mass as mass_before() sums it (a
   /// chunk's lanes to double and add_lanes, the chunks of a block added in order) with every
-  /// token included: the dense draw's first round costs no pass of its own.
+  /// token included: the dense draw's first round costs no pass of its own. With `ranked` (not
+  /// null), top_ranked()'s entries into it, as top_ranked() finds them.
   BATON_HD static int weigh(const float* row, int n, float t, float m, float floor_w, int cap,
                             Candidate* list, float* weights, double* total, double* block_mass,
-                            int block) {
+                            int block, RankedTop* ranked) {
     double lane[kWeightLanes] = {};
     int c = 0;
     for (int chunk = 0; chunk < n; chunk += kSumChunk) {
@@ -152,6 +162,8 @@ struct RowPasses {
         const float w = sample_exp(z - m);  // 0 for a masked (-Inf) entry
         part[i % kWeightLanes] += w;
         if (weights) weights[i] = w;
+        if (ranked && z != -INFINITY)
+          ranked->count = insert_ranked(ranked->top, ranked->count, ranked->top_n, i, z);
         if (z != -INFINITY && w >= floor_w && c <= cap) {
           if (list && c < cap) list[c] = Candidate{z, w, i};
           ++c;
