@@ -29,9 +29,9 @@ BATON_HD constexpr int draw_block_size(int n) {
 inline constexpr int kSampleBins = kMassBins + 2 * kMaxDrawBlocks;
 
 /// A dense draw gives up after this many rejections and takes the top-ranked token (always kept).
-/// Each round keeps only what ranks before the last draw, about e times less mass on average, so
-/// a 152k row needs some 13 rounds at worst (a top-p so small that only the top token is kept);
-/// 256 rounds are reached with a probability far below 1e-100.
+/// Each round keeps only what ranks before the last draw, on a flat row about e times less mass
+/// on average, so even a top-p so small that only the top token is kept takes some 13 rounds on
+/// average at 152k; 256 rounds are reached with a probability far below 1e-100.
 inline constexpr int kMaxDrawRounds = 256;
 
 /// Where a row stands after the truncations; `max_z` is the largest scaled logit (weights are
