@@ -295,8 +295,8 @@ inline bool sample_passes_on_avx512() {
 #endif
 }
 
-/// kernels::RowPasses with the block, weights and band passes on AVX-512 and the rest on AVX2
-/// (same results; the caller checked sample_passes_on_avx512()).
+/// kernels::RowPasses with the block, weighing, listing, mass and ranking passes on AVX-512 and
+/// the rest on AVX2 (same results; the caller checked sample_passes_on_avx512()).
 #if BATON_HOST_SIMD_X86
 struct Avx512RowPasses : Avx2RowPasses {
   static kernels::BlockScan block(const float* row, int begin, int end) {

@@ -134,7 +134,7 @@ BATON_HD inline void count_generated(const PenaltyCounts& c, PenaltyCursor& at,
 ///
 /// `ranked` (not null): the weighing pass, where truncate() makes one (top-p or a dense set,
 /// without top-k), also collects the best-ranked entries into it (RowPasses::top_ranked()'s, for
-/// top_logprobs); KeptSet::ranked says whether it did.
+/// top_logprobs); KeptSet::ranked points to it when it did.
 template <class Passes = RowPasses>
 BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
                                  const SampleScratch& work, RankedTop* ranked = nullptr) {
@@ -182,7 +182,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
     if (dense && c > kListCap) {
       KeptSet s =
           detail::dense_kept<Passes>(row, n, p.temperature, p.top_p, p.min_p, work, m, total);
-      s.ranked = ranked != nullptr;
+      s.ranked = ranked;
       return s;
     }
     if (dense) c = Passes::list_weighed(row, 0, n, p.temperature, work.weights, floor_w, list);
@@ -218,7 +218,7 @@ BATON_HD inline KeptSet truncate(const float* row, int n, const SampleParams& p,
   }
   KeptSet kept{worst_ranked(sel, c), m, c, list, listed};
   if (weighed) kept.row_weight = total;  // not top-p's over top-k: that one is renormalized
-  kept.ranked = weighed && ranked != nullptr;
+  if (weighed) kept.ranked = ranked;
   return kept;
 }
 
@@ -269,7 +269,7 @@ BATON_HD inline int log_probs(const float* row, int n, float temperature, std::i
   *chosen_logprob = scaled_logit(row[chosen], t) - lse;
   // The top entries: collected into `top` by truncate()'s weighing pass, or a pass of their own.
   const int count = top_n <= 0                 ? 0
-                    : same_t && same_t->ranked ? same_t->ranked_count
+                    : same_t && same_t->ranked ? same_t->ranked->count
                                                : Passes::top_ranked(row, n, t, top_n, top);
   for (int k = 0; k < count; ++k) top[k].logprob -= lse;
   return count;
@@ -309,7 +309,6 @@ BATON_HD inline std::int32_t draw_token(const float* row, int n, const TokenDraw
   const bool rank = d.top_logprobs > 0 && out.logprob && out.top;
   const std::int32_t id =
       sample_row<Passes>(row, n, d.params, u, scratch, &kept, rank ? &ranked : nullptr);
-  kept.ranked_count = ranked.count;
   if (id >= 0 && d.top_logprobs >= 0 && out.logprob)
     *out.n_top = log_probs<Passes>(row, n, d.params.temperature, id, d.top_logprobs, out.logprob,
                                    out.top, &kept);

@@ -64,10 +64,9 @@ struct KeptSet {
   /// sums it, when truncate() computed it (top-p or a dense set without top-k); else 0. The
   /// log-probabilities' softmax takes it instead of weighing the row again (kernels::log_probs).
   double row_weight = 0.0;
-  /// Whether the weighing pass collected the best-ranked entries (truncate()'s `ranked`), and
-  /// how many (draw_token() notes it; log_probs() then takes them instead of a pass).
-  bool ranked = false;
-  int ranked_count = 0;
+  /// The best-ranked entries the weighing pass collected (truncate()'s `ranked`), else null:
+  /// log_probs() takes them instead of a pass.
+  const RankedTop* ranked = nullptr;
 };
 
 /// The bound that keeps every token that is not masked.
@@ -128,15 +127,19 @@ BATON_HD inline KeptSet dense_kept(const float* row, int n, float t, float top_p
   return s;
 }
 
+/// The blocks' masses `mass` added in block order: what a round may draw weighs this much.
+BATON_HD inline double block_total(const KeptSet& s, const double* mass) {
+  double total = 0.0;
+  for (int j = 0, blocks = (s.n + s.block - 1) / s.block; j < blocks; ++j) total += mass[j];
+  return total;
+}
 /// One round of the dense draw: the token, among those that weigh before `bound`, where the
-/// cumulative mass in id order passes u times their total (`mass`: each block's); -1 when they
-/// weigh nothing. Rounding may leave the walk short of the target: then the landing block's last
-/// such token of weight > 0 (every block of mass > 0 has one).
-BATON_HD inline std::int32_t draw_round(const KeptSet& s, const double* mass,
+/// cumulative mass in id order passes u times their total (`mass`: each block's, `total`:
+/// block_total()); -1 when they weigh nothing. Rounding may leave the walk short of the target:
+/// then the landing block's last such token of weight > 0 (every block of mass > 0 has one).
+BATON_HD inline std::int32_t draw_round(const KeptSet& s, const double* mass, double total,
                                         const Candidate& bound, double u) {
   const int blocks = (s.n + s.block - 1) / s.block;
-  double total = 0.0;
-  for (int j = 0; j < blocks; ++j) total += mass[j];
   const double target = u * total;
   double acc = 0.0;
   int land = -1;  // the block the draw lands in, else the last of mass > 0
@@ -177,17 +180,17 @@ BATON_HD inline std::int32_t top_ranked_token(const KeptSet& s) {
 template <class Passes>
 BATON_HD inline std::int32_t draw_dense(const KeptSet& s, double u) {
   const double* mass = s.block_mass;
+  double total = block_total(s, mass);
   Candidate bound = s.first;
   for (std::uint32_t round = 0; round < kMaxDrawRounds; ++round) {
-    const std::int32_t j = draw_round(s, mass, bound, round == 0 ? u : next_uniform(u, round));
+    const std::int32_t j =
+        draw_round(s, mass, total, bound, round == 0 ? u : next_uniform(u, round));
     if (j < 0 || !(s.top_mass < INFINITY)) return j;  // no top-p: every token drawn is kept
     bound = Candidate{scaled_logit(s.row[j], s.temperature), s.weights[j], j};
     Passes::mass_before(s.row, s.n, s.temperature, s.weights, bound, s.block, s.round_mass);
-    double before = 0.0;
-    for (int b = 0, blocks = (s.n + s.block - 1) / s.block; b < blocks; ++b)
-      before += s.round_mass[b];
-    if (before < s.top_mass || before == 0.0) return j;  // 0: j is the top-ranked token
     mass = s.round_mass;
+    total = block_total(s, mass);                      // the mass ranked before j
+    if (total < s.top_mass || total == 0.0) return j;  // 0: j is the top-ranked token
   }
   return top_ranked_token(s);
 }
