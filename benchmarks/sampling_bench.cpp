@@ -42,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/baton.hpp"
+#include "bench_host.hpp"
 #include "random_model.hpp"
 
 namespace fs = std::filesystem;
@@ -58,18 +59,8 @@ struct Options {
   fs::path work_dir = fs::temp_directory_path() / "baton-sampling-bench";
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-std::string cpu_flags() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("flags", 0) == 0) return line.substr(line.find(':') + 2);
-  return "";
-}
+using bench::cpu_flags;
+using bench::median;
 
 struct Config {
   std::string name;

@@ -122,6 +122,78 @@ TEST_CASE("the float products agree with a double sum on every ISA the CPU runs"
   }
 }
 
+namespace {
+
+/// host_dot.hpp's rule for one output, written out lane by lane: `lanes` accumulators, input i
+/// into lane i % lanes, each a fused multiply-add in input order; avx512 (16 lanes) runs the
+/// last partial block with the missing inputs as zeros, avx2 (8 lanes) leaves them out and adds
+/// them after the lanes' sum, one fused multiply-add each. The lanes are summed as the kernels
+/// do: 16 -> 8 (lane i + lane i+8), then 8 -> 4, then (0+2) + (1+3).
+template <class W>
+float rule_by_hand(Isa isa, const W* w, const float* x, int in) {
+  const int lanes = isa == Isa::avx512 ? 16 : 8;
+  const int whole = isa == Isa::avx512 ? (in + 15) / 16 * 16 : in / 8 * 8;
+  float a[16] = {};
+  for (int i = 0; i < whole; ++i)
+    a[i % lanes] =
+        i < in ? std::fma(widen(w[i]), x[i], a[i % lanes]) : std::fma(0.0f, 0.0f, a[i % lanes]);
+  if (lanes == 16)
+    for (int l = 0; l < 8; ++l) a[l] = a[l] + a[l + 8];
+  for (int l = 0; l < 4; ++l) a[l] = a[l] + a[l + 4];
+  float s = (a[0] + a[2]) + (a[1] + a[3]);
+  for (int i = whole; i < in; ++i) s = std::fma(widen(w[i]), x[i], s);
+  return s;
+}
+
+template <class W>
+void check_rule(Isa isa, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  HostContext ctx({.threads = 1, .isa = isa, .bf16_products = false});  // the float rule
+  int wrong = 0, total = 0;
+  // rows and columns around every tile shape (4 x 6, 4 x 5, 3 x 3 and what is left of them),
+  // depths around the vector widths and past a block of x's rows
+  for (int n : {1, 2, 3, 4, 5, 7, 9, 13})
+    for (int in : {5, 16, 33, 100, 1030})
+      for (int out : {1, 5, 6, 7, 13, 25}) {
+        std::vector<W> w(static_cast<std::size_t>(out) * in);
+        std::vector<float> x(static_cast<std::size_t>(n) * in),
+            y(static_cast<std::size_t>(n) * out);
+        for (auto& v : w) v = narrow<W>(u(rng));
+        for (auto& v : x) v = u(rng);
+        for (bool acc : {false, true}) {
+          for (auto& v : y) v = u(rng);
+          const std::vector<float> before = y;
+          host_ops::matmul_nt(x.data(), n, in, in, w.data(), out, y.data(), out, acc, &ctx);
+          for (int t = 0; t < n; ++t)
+            for (int o = 0; o < out; ++o) {
+              const std::size_t at = static_cast<std::size_t>(t) * out + o;
+              const float s = rule_by_hand(isa, w.data() + static_cast<std::size_t>(o) * in,
+                                           x.data() + static_cast<std::size_t>(t) * in, in);
+              const float want = acc ? before[at] + s : s;
+              ++total;
+              wrong += std::memcmp(&want, &y[at], sizeof(float)) != 0;
+            }
+        }
+      }
+  CHECK_MESSAGE(wrong == 0, host_simd::isa_name(isa), " ", dtype_name(dtype_of<W>), ": ", wrong,
+                " of ", total, " outputs differ from the rule");
+}
+
+}  // namespace
+
+TEST_CASE("the avx512 and avx2 products follow their rule bit for bit") {
+  // The property above says a row's bits do not depend on the batch; this one says which bits
+  // they are, so a change of order in every shape at once (the sums of a tile, a tile's loads)
+  // cannot pass unnoticed.
+  std::mt19937 rng(3);
+  for (Isa isa : runnable()) {
+    if (isa == Isa::portable) continue;  // kernels::dot_row is its own rule
+    check_rule<f32>(isa, rng);
+    check_rule<bf16>(isa, rng);
+    check_rule<f16>(isa, rng);
+  }
+}
+
 TEST_CASE("the bf16 products (vdpbf16ps) agree with a double sum over X split into bf16 terms") {
   if (!host_simd::cpu_supports_bf16_products()) {
     test::not_run("test_host_products: the bf16 products (vdpbf16ps)",

@@ -21,7 +21,7 @@
 /// and only the additions' order above decides the rounding.
 ///
 /// Shapes. A tile runs MR rows of x against NR weight rows: every weight vector loaded (and
-/// widened) once for MR rows, every x vector once for NR weight rows (Shape: 4 x 5 on AVX-512,
+/// widened) once for MR rows, every x vector once for NR weight rows (Shape: 4 x 6 on AVX-512,
 /// 3 x 3 on AVX2's 16 registers; one row of x streams one weight row at a time on AVX-512 and
 /// takes four side by side on AVX2: Shape says why). The tile shape changes with the number of
 /// rows, never the arithmetic: each output has its own accumulator and sums its inputs in the order
@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "baton/backend/host_simd.hpp"
 #include "baton/core/dtype.hpp"
@@ -69,25 +70,25 @@ BATON_DOT_AVX2 void tile_avx2(const W* w, const float* x, std::size_t ldx, int i
                               std::size_t ldy, bool accumulate) {
   const std::size_t ldw = static_cast<std::size_t>(in);
   __m256 a[MR][NR];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 5
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) a[m][j] = _mm256_setzero_ps();
   int i = 0;
   for (; i + 8 <= in; i += 8) {
     __m256 xv[MR];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int m = 0; m < MR; ++m) xv[m] = _mm256_loadu_ps(x + m * ldx + i);
-#pragma GCC unroll 5
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) {
       const __m256 wv = load8(w + j * ldw + i);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int m = 0; m < MR; ++m) a[m][j] = _mm256_fmadd_ps(wv, xv[m], a[m][j]);
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 5
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) {
       __m128 s = _mm_set_ss(hsum8(a[m][j]));
       for (int k = i; k < in; ++k)
@@ -101,24 +102,94 @@ BATON_DOT_AVX2 void tile_avx2(const W* w, const float* x, std::size_t ldx, int i
 template <int MR, int NR>
 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline void
 zero_all(__m512 (&a)[MR][NR]) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 5
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) a[m][j] = _mm512_setzero_ps();
 }
 
-/// y[m * ldy + j] (= or +=) the sum of accumulator a[m][j] (hsum8(fold16(.)): the avx512 rule).
-template <int MR, int NR>
-__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline void
-store_sums(const __m512 (&a)[MR][NR], float* y, std::size_t ldy, bool accumulate) {
+/// The avx512 rule's sum hsum8(fold16(v[c])) of 16 accumulators at once: lane 4k + j of the
+/// result holds accumulator 4j + k's. Each level adds the same pairs as the one-vector form
+/// (lanes i and i+8, then i and i+4, then 0+2 and 1+3, then those two), with the same operand
+/// first, so every sum has the same bits; the shuffles gather the pairs of four or eight
+/// accumulators into one vector, so each add does the work of up to sixteen.
+#define BATON_DOT_AVX512_INLINE \
+  __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline
+BATON_DOT_AVX512_INLINE __m512 sums16(const __m512 (&v)[16]) {
+  const __mmask16 kAll = 0xffff;  // the masked forms: GCC 12 warns on the plain shuffles
+  __m512 c[8], d[4], e[2];
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p)  // [fold(A) | fold(B)]: 128-bit lanes 0+2 and 1+3 of A, then B
+    c[p] = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, v[2 * p], v[2 * p + 1], 0x44),
+                         _mm512_maskz_shuffle_f32x4(kAll, v[2 * p], v[2 * p + 1], 0xEE));
 #pragma GCC unroll 4
-  for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 5
-    for (int j = 0; j < NR; ++j) {
-      const float s = hsum8(fold16(a[m][j]));
-      float& out = y[m * ldy + j];
-      out = accumulate ? out + s : s;
-    }
+  for (int q = 0; q < 4; ++q)  // lane k: the four-lane sums s of accumulator 4q + k
+    d[q] = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, c[2 * q], c[2 * q + 1], 0x88),
+                         _mm512_maskz_shuffle_f32x4(kAll, c[2 * q], c[2 * q + 1], 0xDD));
+#pragma GCC unroll 2
+  for (int r = 0; r < 2; ++r)  // per lane [s0+s2, s1+s3] of two accumulators
+    e[r] = _mm512_add_ps(_mm512_maskz_shuffle_ps(kAll, d[2 * r], d[2 * r + 1], 0x44),
+                         _mm512_maskz_shuffle_ps(kAll, d[2 * r], d[2 * r + 1], 0xEE));
+  return _mm512_add_ps(_mm512_maskz_shuffle_ps(kAll, e[0], e[1], 0x88),
+                       _mm512_maskz_shuffle_ps(kAll, e[0], e[1], 0xDD));
+}
+
+/// y[c / NR * ldy + c % NR] (= or +=) s: output c of an MR x NR tile.
+template <int NR>
+BATON_DOT_AVX512_INLINE void put_sum(int c, float s, float* y, std::size_t ldy, bool accumulate) {
+  float& out = y[static_cast<std::size_t>(c / NR) * ldy + c % NR];
+  out = accumulate ? out + s : s;
+}
+
+/// store_sums for accumulators g .. g + 15 of the tile (those past the last repeat it).
+template <int MR, int NR, int g, int... l>
+BATON_DOT_AVX512_INLINE void store_group(const __m512 (&a)[MR][NR], float* y, std::size_t ldy,
+                                         bool accumulate, std::integer_sequence<int, l...>) {
+  constexpr int last = MR * NR - 1;
+  const __m512 v[16] = {a[std::min(g + l, last) / NR][std::min(g + l, last) % NR]...};
+  alignas(64) float sums[16];
+  _mm512_store_ps(sums, sums16(v));
+  ((g + l <= last ? put_sum<NR>(g + l, sums[(l % 4) * 4 + l / 4], y, ldy, accumulate) : void()),
+   ...);
+}
+
+/// y[m * ldy + j] (= or +=) the sum of accumulator a[m][j] (hsum8(fold16(.)): the avx512 rule),
+/// sixteen accumulators at a time (sums16); a tile of fewer than eight sums each alone.
+template <int MR, int NR>
+BATON_DOT_AVX512_INLINE void store_sums(const __m512 (&a)[MR][NR], float* y, std::size_t ldy,
+                                        bool accumulate) {
+  constexpr int count = MR * NR;
+  static_assert(count <= 32, "store_sums: a tile of at most 32 accumulators");
+  if constexpr (count < 8) {
+#pragma GCC unroll 8
+    for (int c = 0; c < count; ++c)
+      put_sum<NR>(c, hsum8(fold16(a[c / NR][c % NR])), y, ldy, accumulate);
+  } else {
+    constexpr auto lanes = std::make_integer_sequence<int, 16>{};
+    store_group<MR, NR, 0>(a, y, ldy, accumulate, lanes);
+    if constexpr (count > 16) store_group<MR, NR, 16>(a, y, ldy, accumulate, lanes);
+  }
+}
+#undef BATON_DOT_AVX512_INLINE
+
+/// One 16-block of tile_avx512 from input i, the lanes outside `k` read as zero. The whole
+/// blocks pass the constant full mask, which compiles to plain loads: a mask chosen per block
+/// cost a mask-register move on an FMA port every block and masked loads (a 4 x 5 tile in L1
+/// at 1,024 inputs: 118 GFLOP/s a thread that way, 151 with plain loads, on a Xeon with two
+/// FMA units).
+template <class W, int MR, int NR>
+__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"), always_inline)) inline void
+step_avx512(__m512 (&a)[MR][NR], const W* w, std::size_t ldw, const float* x, std::size_t ldx,
+            int i, __mmask16 k) {
+  __m512 xv[MR];
+#pragma GCC unroll 8
+  for (int m = 0; m < MR; ++m) xv[m] = _mm512_maskz_loadu_ps(k, x + m * ldx + i);
+#pragma GCC unroll 8
+  for (int j = 0; j < NR; ++j) {
+    const __m512 wv = load16(w + j * ldw + i, k);
+#pragma GCC unroll 8
+    for (int m = 0; m < MR; ++m) a[m][j] = _mm512_fmadd_ps(wv, xv[m], a[m][j]);
+  }
 }
 
 /// tile_avx2 under the avx512 rule (the last, partial 16-block zero-masked).
@@ -128,19 +199,9 @@ BATON_DOT_AVX512 void tile_avx512(const W* w, const float* x, std::size_t ldx, i
   const std::size_t ldw = static_cast<std::size_t>(in);
   __m512 a[MR][NR];
   zero_all(a);
-  for (int i = 0; i < in; i += 16) {
-    const int left = in - i;
-    const __mmask16 k = left >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
-    __m512 xv[MR];
-#pragma GCC unroll 4
-    for (int m = 0; m < MR; ++m) xv[m] = _mm512_maskz_loadu_ps(k, x + m * ldx + i);
-#pragma GCC unroll 5
-    for (int j = 0; j < NR; ++j) {
-      const __m512 wv = load16(w + j * ldw + i, k);
-#pragma GCC unroll 4
-      for (int m = 0; m < MR; ++m) a[m][j] = _mm512_fmadd_ps(wv, xv[m], a[m][j]);
-    }
-  }
+  int i = 0;
+  for (; i + 16 <= in; i += 16) step_avx512<W, MR, NR>(a, w, ldw, x, ldx, i, __mmask16(0xffff));
+  if (i < in) step_avx512<W, MR, NR>(a, w, ldw, x, ldx, i, __mmask16((1u << (in - i)) - 1u));
   store_sums(a, y, ldy, accumulate);
 }
 
@@ -164,6 +225,30 @@ BATON_DOT_BF16 inline void split_bf16(__m512 a, __m512 b, __m512i& hi, __m512i& 
   lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(b, hb), _mm512_sub_ps(a, ha));
 }
 
+/// One 32-block of tile_bf16 from input i, the weights outside `k` read as zero (the full
+/// blocks pass the constant mask: plain loads, as in step_avx512).
+template <int MR, int NR>
+__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512bf16"),
+               always_inline)) inline void
+step_bf16(__m512 (&a)[MR][NR], const bf16* w, std::size_t ldw, const bf16* xb, std::size_t ldx,
+          int i, __mmask32 k) {
+  __m512bh hi[MR], lo[MR];
+#pragma GCC unroll 8
+  for (int m = 0; m < MR; ++m) {
+    hi[m] = (__m512bh)_mm512_loadu_si512(xb + m * ldx + 2 * i);
+    lo[m] = (__m512bh)_mm512_loadu_si512(xb + m * ldx + 2 * i + 32);
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NR; ++j) {
+    const __m512bh wv = (__m512bh)_mm512_maskz_loadu_epi16(k, w + j * ldw + i);
+#pragma GCC unroll 8
+    for (int m = 0; m < MR; ++m) {
+      a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, hi[m]);
+      a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, lo[m]);
+    }
+  }
+}
+
 /// The bf16-products rule: xb holds x's rows split into two bf16 terms (split_rows_bf16: per
 /// 32 inputs, their hi terms then their lo terms); 32 inputs a step, the weights times hi then
 /// times lo into the one accumulator, two products a lane per vdpbf16ps, the weights of the last
@@ -174,25 +259,9 @@ BATON_DOT_BF16 void tile_bf16(const bf16* w, const bf16* xb, std::size_t ldx, in
   const std::size_t ldw = static_cast<std::size_t>(in);
   __m512 a[MR][NR];
   zero_all(a);
-  for (int i = 0; i < in; i += 32) {
-    const int left = in - i;
-    const __mmask32 k = left >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((1u << left) - 1u);
-    __m512bh hi[MR], lo[MR];
-#pragma GCC unroll 4
-    for (int m = 0; m < MR; ++m) {
-      hi[m] = (__m512bh)_mm512_loadu_si512(xb + m * ldx + 2 * i);
-      lo[m] = (__m512bh)_mm512_loadu_si512(xb + m * ldx + 2 * i + 32);
-    }
-#pragma GCC unroll 5
-    for (int j = 0; j < NR; ++j) {
-      const __m512bh wv = (__m512bh)_mm512_maskz_loadu_epi16(k, w + j * ldw + i);
-#pragma GCC unroll 4
-      for (int m = 0; m < MR; ++m) {
-        a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, hi[m]);
-        a[m][j] = _mm512_dpbf16_ps(a[m][j], wv, lo[m]);
-      }
-    }
-  }
+  int i = 0;
+  for (; i + 32 <= in; i += 32) step_bf16<MR, NR>(a, w, ldw, xb, ldx, i, ~__mmask32(0));
+  if (i < in) step_bf16<MR, NR>(a, w, ldw, xb, ldx, i, __mmask32((1u << (in - i)) - 1u));
   store_sums(a, y, ldy, accumulate);
 }
 
@@ -267,17 +336,34 @@ struct Bf16Products {
 /// kernels read one weight row after another (one sequential stream per thread) about twice as
 /// fast as four rows side by side (10-14 against 19-27 GB/s on 2 threads, the 155M model's
 /// matrices at f16 / bf16); a row's one accumulator chain keeps up with memory there. AVX2's
-/// 8-lane chains need the four (the same rate either way on that CPU).
+/// 8-lane chains need the four (the same rate either way on that CPU). AVX-512's batched
+/// tile is 4 x 6 (24 accumulators, 4 x vectors, a weight vector: 29 of 32 registers): on a
+/// Xeon with two FMA units it ran 5-10% above 4 x 5 and 5 x 5 on the 155M model's f32
+/// matrices at 512 rows (6 x 4 and 7 x 3 were slower; docs/performance.md).
 template <class K>
 struct Shape {
-  static constexpr int rows = 4, cols = 5, single = 1;
+  static constexpr int rows = 4, cols = 6, single = 1;
 };
 #if BATON_HOST_SIMD_X86
+template <>
+struct Shape<Bf16Products> {  // two split x vectors a row: 20 accumulators + 8 + 1
+  static constexpr int rows = 4, cols = 5, single = 1;
+};
 template <class W>
 struct Shape<Avx2<W>> {  // 16 registers: 9 accumulators, 3 rows of x, one weight vector
   static constexpr int rows = 3, cols = 3, single = 4;
 };
 #endif
+
+/// The last n < MR + 1 rows of x against weight rows w .. w + NR: one tile of n rows.
+template <class K, int MR, int NR, class W, class X>
+void rows_left(const W* w, const X* x, std::size_t ldx, int n, int in, float* y, std::size_t ldy,
+               bool accumulate) {
+  if constexpr (MR > 0) {
+    if (n == MR) return K::template run<MR, NR>(w, x, ldx, in, y, ldy, accumulate);
+    rows_left<K, MR - 1, NR>(w, x, ldx, n, in, y, ldy, accumulate);
+  }
+}
 
 /// Weight rows w .. w + NR (rows `in` apart) against rows [0, n) of x: tiles of MR rows, then
 /// one tile of what is left.
@@ -287,13 +373,7 @@ void rows_against(const W* w, const X* x, std::size_t ldx, int n, int in, float*
   int t = 0;
   for (; t + MR <= n; t += MR)
     K::template run<MR, NR>(w, x + t * ldx, ldx, in, y + t * ldy, ldy, accumulate);
-  const int left = n - t;
-  x += t * ldx, y += t * ldy;
-  if constexpr (MR > 3)
-    if (left == 3) return K::template run<3, NR>(w, x, ldx, in, y, ldy, accumulate);
-  if constexpr (MR > 2)
-    if (left == 2) return K::template run<2, NR>(w, x, ldx, in, y, ldy, accumulate);
-  if (left == 1) K::template run<1, NR>(w, x, ldx, in, y, ldy, accumulate);
+  rows_left<K, MR - 1, NR>(w, x + t * ldx, ldx, n - t, in, y + t * ldy, ldy, accumulate);
 }
 
 /// How much of x and of W a tiled product keeps in cache at once: x in blocks of rows of about
@@ -302,8 +382,8 @@ void rows_against(const W* w, const X* x, std::size_t ldx, int n, int in, float*
 /// than a core's L2) were streamed again for every few weight rows, and the products ran at
 /// two thirds of their rate at 128 rows. The blocks only order the tiles: each output is still
 /// summed by one kernel call in the one order above.
-inline constexpr std::size_t kRowBlockBytes = std::size_t{128} << 10;
-inline constexpr std::size_t kPanelBytes = std::size_t{512} << 10;
+inline constexpr std::size_t kRowBlockBytes = std::size_t{256} << 10;
+inline constexpr std::size_t kPanelBytes = std::size_t{1024} << 10;
 
 /// `bytes` worth of items of `item` bytes, rounded down to a multiple of `unit`, at least one.
 inline int items_within(std::size_t bytes, std::size_t item, int unit) {
