@@ -75,6 +75,7 @@ struct Options {
   /// HostContextOptions::bf16_products: --bf16-products (true), --f32-products (false); unset:
   /// the context's default (on where the CPU has AVX512-BF16 and the isa is avx512)
   std::optional<bool> bf16_products;
+  bool amx = true;  ///< HostContextOptions::amx: --no-amx keeps bf16 products on vdpbf16ps
   /// HostContextOptions::isa (--isa avx512|avx2|portable): an older CPU's kernels on this one
   std::optional<host_simd::Isa> isa;
   std::vector<std::string> storages = {"bf16", "f32"};  ///< in this order
@@ -175,7 +176,8 @@ nlohmann::json bench_storage(const Options& o, const fs::path& dir, std::string_
   const bool asked = o.bf16_products.value_or(false);
   HostContext ctx({.threads = o.threads,
                    .isa = asked ? std::optional(host_simd::Isa::avx512) : o.isa,
-                   .bf16_products = o.bf16_products});
+                   .bf16_products = o.bf16_products,
+                   .amx = o.amx});
   if (o.pool) ws.extras.bind(ctx);
   std::vector<std::int32_t> prompt(o.prompt);
   for (int i = 0; i < o.prompt; ++i)
@@ -244,6 +246,7 @@ int usage(const char* argv0) {
       << "usage: " << argv0
       << " [--backend host] [--model DIR] [--work-dir DIR] [--keep] [--runs N] [--prompt N]\n"
          "       [--decode N] [--threads N] [--openmp] [--bf16-products | --f32-products] "
+         "[--no-amx] "
          "[--storage LIST] "
          "[--stream-mib MIB]\n"
          "       [--isa avx512|avx2|portable]  (--storage: f32,bf16,f16,q8_0,q4_0)\n"
@@ -312,6 +315,8 @@ int main(int argc, char** argv) try {
       o.bf16_products = true;
     else if (a == "--f32-products")
       o.bf16_products = false;
+    else if (a == "--no-amx")
+      o.amx = false;
     else if (a == "--no-bandwidth")
       o.bandwidth = false;
     else if (a == "--layers")
@@ -354,7 +359,8 @@ int main(int argc, char** argv) try {
   out["threads"] = omp_get_max_threads();
   out["threading"] = o.pool ? "pool" : "openmp";
   {  // what the contexts run: the default follows the CPU and the kernels
-    const HostContext probe({.threads = 1, .isa = o.isa, .bf16_products = o.bf16_products});
+    const HostContext probe(
+        {.threads = 1, .isa = o.isa, .bf16_products = o.bf16_products, .amx = o.amx});
     out["bf16_products"] = probe.bf16_products();
     out["amx"] = probe.amx();
   }
