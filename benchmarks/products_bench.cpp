@@ -35,18 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-/// A 64-byte aligned host buffer (host_memory's allocation, as the forward's).
-template <class T>
-struct Buffer {
-  explicit Buffer(std::size_t n)
-      : size(n), data(static_cast<T*>(host_memory::allocate(n * sizeof(T)))) {}
-  ~Buffer() { host_memory::release(data, size * sizeof(T)); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  std::size_t size;
-  T* data;
-};
-
 #if BATON_HOST_SIMD_X86
 // Multiply-adds a second on one thread: 12 independent chains (12 x 4 cycles of latency cover
 // two units), nothing but registers.
@@ -103,15 +91,16 @@ constexpr Matrix kMatrices[] = {
 /// GFLOP/s of host_dot::product for `m` at `rows` rows: the median over `runs`.
 template <class W>
 double product_gflops(host_simd::Isa isa, const Matrix& m, int rows, int runs, std::mt19937& rng) {
-  Buffer<W> w(static_cast<std::size_t>(m.in) * m.out);
-  Buffer<float> x(static_cast<std::size_t>(rows) * m.in), y(static_cast<std::size_t>(rows) * m.out);
+  HostBuffer<W> w(static_cast<std::size_t>(m.in) * m.out);
+  HostBuffer<float> x(static_cast<std::size_t>(rows) * m.in),
+      y(static_cast<std::size_t>(rows) * m.out);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (std::size_t i = 0; i < w.size; ++i) w.data[i] = narrow<W>(u(rng) * 0.05f);
-  for (std::size_t i = 0; i < x.size; ++i) x.data[i] = u(rng);
+  for (auto& v : w.span()) v = narrow<W>(u(rng) * 0.05f);
+  for (auto& v : x.span()) v = u(rng);
   std::vector<double> rates;
   for (int r = 0; r <= runs; ++r) {  // the first run warms the caches and the pages
     const auto t0 = Clock::now();
-    host_dot::product(isa, w.data, x.data, m.in, rows, m.in, 0, m.out, y.data, m.out, false);
+    host_dot::product(isa, w.data(), x.data(), m.in, rows, m.in, 0, m.out, y.data(), m.out, false);
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (r > 0) rates.push_back(2.0 * rows * m.in * m.out / s / 1e9);
   }

@@ -71,7 +71,8 @@ split_activations(const float* x, int n, int in, int ldx, long b0, long b1, std:
     std::uint32_t* blk = xt + static_cast<std::size_t>(b) * xt_block_words(in);
     const long tokens = std::min<long>(kTile, n - b * kTile);  // the block's tokens below n
     // Columns past n are zeros: stored plainly a block at a time, not scattered a token at a
-    // time (a decode step's one token used to scatter fifteen columns of zeros: 7% of its time).
+    // time (a decode step's one token used to fill two blocks, scattering 31 columns of zeros:
+    // 7% of its time).
     if (tokens < kTile) {
       const __m512i zero = _mm512_setzero_si512();
       for (std::size_t w = 0; w < xt_block_words(in); w += kTile)
